@@ -1,0 +1,30 @@
+# The two commands: `make demo` and `make test`. Each creates .venv and installs first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-long lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[postgres,dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/tether demo --dir demo-output
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow --run-slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,111 @@
+"""The ``Tether`` object: one open database plus the services built on it."""
+
+from __future__ import annotations
+
+import secrets
+from types import TracebackType
+
+from tether.audit import AuditLog
+from tether.clock import Clock, SystemClock
+from tether.config import Settings, load_settings
+from tether.errors import SchemaOutdated
+from tether.ids import IdSource, UUID7Source
+from tether.storage import open_storage
+from tether.storage.base import AppliedMigration, Storage
+from tether.tenants import TenantDirectory
+
+_SUBJECT_KEY = "subject_hash_key"
+
+
+class Tether:
+    """Entry point of the Python API.
+
+    ``Tether.open()`` refuses a database that is missing or not at this code's schema;
+    ``Tether.migrate()`` is the one way to create or upgrade one.
+
+    Example:
+        >>> with Tether.open(url="sqlite:///./tether.db") as app:
+        ...     app.audit.verify("acme").ok
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
+        self.storage = storage
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.ids = ids or UUID7Source(self.clock)
+        self._subject_key = self._load_subject_key()
+        self.audit = AuditLog(storage, self.clock, self.ids, lambda: self._subject_key)
+        self.tenants = TenantDirectory(storage, self.clock, self.audit)
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings | None = None,
+        *,
+        url: str | None = None,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+    ) -> Tether:
+        """Open an existing, current database (``settings`` or ``TETHER_*`` variables)."""
+        settings = settings or load_settings(url=url)
+        storage = open_storage(settings)
+        try:
+            storage.check_schema()
+        except BaseException:
+            storage.close()
+            raise
+        return cls(storage, settings, clock=clock, ids=ids)
+
+    @classmethod
+    def migrate(
+        cls, settings: Settings | None = None, *, url: str | None = None
+    ) -> tuple[Tether, list[AppliedMigration]]:
+        """Create the database if needed and bring it to the current schema."""
+        settings = settings or load_settings(url=url)
+        storage = open_storage(settings, create=True)
+        try:
+            applied = storage.migrate()
+            _ensure_subject_key(storage)
+            app = cls(storage, settings)
+        except BaseException:
+            storage.close()
+            raise
+        return app, applied
+
+    def _load_subject_key(self) -> bytes:
+        """The key for data-subject hashes: ``TETHER_SECRET_KEY``, else the database's own."""
+        if self.settings.secret_key is not None:
+            return self.settings.secret_key.get_secret_value().encode()
+        with self.storage.system_transaction(write=False) as txn:
+            stored = txn.get_meta(_SUBJECT_KEY)
+        if stored is None:
+            raise SchemaOutdated("the database has no subject key yet; run `tether migrate`")
+        return bytes.fromhex(stored)
+
+    def close(self) -> None:
+        self.storage.close()
+
+    def __enter__(self) -> Tether:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _ensure_subject_key(storage: Storage) -> None:
+    """Give a new database its own random key for data-subject hashes."""
+    with storage.system_transaction() as txn:
+        if txn.get_meta(_SUBJECT_KEY) is None:
+            txn.insert_meta(_SUBJECT_KEY, secrets.token_hex(32))

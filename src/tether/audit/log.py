@@ -1,0 +1,135 @@
+"""Writing and reading the audit trail."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tether import canonical
+from tether.audit.chain import VerifyReport, entry_hash, verify_chain
+from tether.clock import Clock
+from tether.errors import InvalidInput, UnknownTenant
+from tether.ids import IdSource
+from tether.storage.base import AuditRow, Storage, Transaction, iter_audit_entries
+
+_ACTION = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+
+
+class AuditEntry(BaseModel):
+    """One entry of a tenant's audit trail, as read back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant_id: str
+    seq: int
+    entry_id: str
+    at: datetime
+    actor_id: str
+    action: str
+    target: str
+    details: dict[str, Any]
+    subject_hashes: list[str]
+    prev_hash: str
+    entry_hash: str
+
+    @classmethod
+    def from_row(cls, row: AuditRow) -> AuditEntry:
+        return cls(
+            tenant_id=row.tenant_id,
+            seq=row.seq,
+            entry_id=row.entry_id,
+            at=row.at,
+            actor_id=row.actor_id,
+            action=row.action,
+            target=row.target,
+            details=canonical.loads(row.details_json),
+            subject_hashes=canonical.loads(row.subjects_json),
+            prev_hash=row.prev_hash,
+            entry_hash=row.entry_hash,
+        )
+
+
+class AuditLog:
+    """Append-only, hash-chained per tenant.
+
+    Data subjects (the people an action is about) are recorded as keyed hashes, never as
+    text, so erasing a person later leaves the chain intact. Callers must keep personal
+    data out of ``details`` and ``target``: name records by id.
+    """
+
+    def __init__(
+        self, storage: Storage, clock: Clock, ids: IdSource, subject_key: Callable[[], bytes]
+    ) -> None:
+        self._storage = storage
+        self._clock = clock
+        self._ids = ids
+        self._subject_key = subject_key
+
+    def subject_hash(self, tenant_id: str, subject_id: str) -> str:
+        """The keyed hash under which ``subject_id`` appears in ``tenant_id``'s trail."""
+        message = f"{tenant_id}\x00{subject_id}".encode()
+        return hmac.new(self._subject_key(), message, hashlib.sha256).hexdigest()
+
+    def record_txn(
+        self,
+        txn: Transaction,
+        *,
+        tenant_id: str,
+        actor_id: str,
+        action: str,
+        target: str,
+        details: Mapping[str, Any] | None = None,
+        subjects: Iterable[str] = (),
+    ) -> AuditEntry:
+        """Append an entry inside ``txn``; it lands only if the transaction commits.
+
+        Args:
+            action: dotted lowercase name, e.g. ``tenant.created``, ``run.cancelled``.
+            target: what was acted on, by id (``run:0190…``), never personal data.
+            subjects: ids of the people the action concerns; stored only as keyed hashes.
+        """
+        if not _ACTION.match(action):
+            raise InvalidInput(f"audit action {action!r} must be dotted lowercase, e.g. run.cancelled")
+        seq, head = txn.lock_audit_head(tenant_id)
+        hashes = sorted({self.subject_hash(tenant_id, subject) for subject in subjects})
+        unsigned = AuditRow(
+            tenant_id=tenant_id,
+            seq=seq + 1,
+            entry_id=str(self._ids.new_id()),
+            at=self._clock.now(),
+            actor_id=actor_id,
+            action=action,
+            target=target,
+            details_json=canonical.dumps(dict(details or {})),
+            subjects_json=canonical.dumps(hashes),
+            prev_hash=head,
+            entry_hash="",
+        )
+        row = AuditRow(**{**unsigned.__dict__, "entry_hash": entry_hash(unsigned)})
+        txn.insert_audit_entry(row)
+        txn.set_audit_head(tenant_id, row.seq, row.entry_hash)
+        return AuditEntry.from_row(row)
+
+    def entries(self, tenant_id: str, *, after_seq: int = 0, limit: int = 100) -> list[AuditEntry]:
+        with self._storage.transaction(tenant_id, write=False) as txn:
+            rows = txn.list_audit_entries(tenant_id, after_seq=after_seq, limit=limit)
+        return [AuditEntry.from_row(row) for row in rows]
+
+    def verify(self, tenant_id: str) -> VerifyReport:
+        """Check the tenant's whole chain; the report names the first broken entry."""
+        with self._storage.transaction(tenant_id, write=False) as txn:
+            tenant = txn.get_tenant(tenant_id)
+            if tenant is None:
+                raise UnknownTenant(f"tenant {tenant_id!r} does not exist; see `tether tenants ls`")
+            return verify_chain(
+                tenant_id,
+                iter_audit_entries(txn, tenant_id),
+                head_seq=tenant.audit_seq,
+                head_hash=tenant.audit_head,
+            )

@@ -1,0 +1,64 @@
+"""Canonical JSON: the one encoding for everything stored or digested.
+
+Sorted keys, no insignificant whitespace, UTF-8, no NaN or infinities, timestamps in one
+text form. Two equal values always encode to the same bytes, so digests do not change
+when a library upgrade reorders a dict. Only JSON-native types, datetimes, UUIDs, enums
+and pydantic models are accepted: nothing is ever pickled.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from tether.clock import format_timestamp
+from tether.errors import InvalidInput
+
+
+def _default(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return list(value)
+    raise InvalidInput(
+        f"cannot store a value of type {type(value).__name__} as JSON: use JSON types, "
+        "datetimes, UUIDs, enums or pydantic models"
+    )
+
+
+def dumps(value: Any) -> str:
+    """Encode ``value`` as canonical JSON text."""
+    try:
+        return json.dumps(
+            value,
+            default=_default,
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+    except ValueError as exc:
+        raise InvalidInput(f"cannot encode as JSON: {exc}") from exc
+
+
+def loads(text: str | bytes) -> Any:
+    return json.loads(text)
+
+
+def digest(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``value``."""
+    return hashlib.sha256(dumps(value).encode("utf-8")).hexdigest()

@@ -1,0 +1,138 @@
+"""One frozen settings object; every field is also a ``TETHER_*`` environment variable.
+
+``Settings()`` reads the environment; keyword arguments override it. A malformed value
+raises :class:`~tether.errors.ConfigError` naming the variable, before anything is opened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tether.errors import ConfigError
+
+DEFAULT_URL = "sqlite:///./tether.db"
+
+
+@dataclass(frozen=True)
+class DatabaseUrl:
+    """A parsed ``TETHER_URL``: which backend, and how to reach it."""
+
+    backend: Literal["sqlite", "postgres"]
+    raw: str
+    sqlite_path: Path | None = None
+
+    @property
+    def display(self) -> str:
+        """The URL with any password replaced, safe to print and log."""
+        if self.backend == "sqlite":
+            return self.raw
+        parts = urlsplit(self.raw)
+        if parts.password is None:
+            return self.raw
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        return urlunsplit(parts._replace(netloc=netloc))
+
+
+def parse_database_url(url: str) -> DatabaseUrl:
+    """Parse ``sqlite:///relative.db``, ``sqlite:////abs.db`` or ``postgresql://…``.
+
+    Raises:
+        ConfigError: the URL names no supported backend or no database.
+    """
+    url = url.strip()
+    if url.startswith("sqlite://"):
+        rest = url[len("sqlite://") :]
+        if not rest.startswith("/") or len(rest) < 2:
+            raise ConfigError(
+                f"TETHER_URL {url!r} has no file path: use sqlite:///relative/path.db "
+                "or sqlite:////absolute/path.db"
+            )
+        path_text = rest[1:]
+        if path_text == ":memory:" or "?" in path_text:
+            raise ConfigError(
+                f"TETHER_URL {url!r}: in-memory databases and query options are not "
+                "supported; give a file path"
+            )
+        return DatabaseUrl("sqlite", url, Path(path_text))
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            parts = urlsplit(url)
+            _ = parts.port
+        except ValueError as exc:
+            raise ConfigError(f"TETHER_URL is not a valid PostgreSQL URL: {exc}") from exc
+        if not parts.path.strip("/"):
+            raise ConfigError(
+                "TETHER_URL names no PostgreSQL database: use "
+                "postgresql://user@host:5432/dbname"
+            )
+        return DatabaseUrl("postgres", url)
+    shown = url if "@" not in url else url.split("@", 1)[-1]
+    raise ConfigError(
+        f"TETHER_URL {shown!r} is not supported: use sqlite:///path.db (the default is "
+        f"{DEFAULT_URL}) or postgresql://user@host:5432/dbname"
+    )
+
+
+class Settings(BaseSettings):
+    """Every knob Tether reads. Frozen: build a new one to change a value."""
+
+    model_config = SettingsConfigDict(env_prefix="TETHER_", frozen=True, extra="forbid")
+
+    url: str = Field(DEFAULT_URL, description="Database URL: sqlite:///file.db or postgresql://…")
+    secret_key: SecretStr | None = Field(
+        None,
+        description=(
+            "Key for keyed hashes of data-subject ids. Unset: a random key kept in the "
+            "database is used; set it to keep the key outside the database."
+        ),
+    )
+    tenant: str | None = Field(None, description="Default tenant for commands.")
+    principal: str | None = Field(None, description="Principal the CLI acts as.")
+    sqlite_busy_timeout_ms: int = Field(5000, ge=0, description="SQLite busy_timeout.")
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
+        "FULL", description="SQLite synchronous mode (WAL). FULL survives power loss."
+    )
+    pg_pool_min_size: int = Field(1, ge=0, description="PostgreSQL pool: connections kept open.")
+    pg_pool_max_size: int = Field(10, ge=1, description="PostgreSQL pool: most connections.")
+    pg_connect_timeout_s: float = Field(5.0, gt=0, description="PostgreSQL connect timeout.")
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        parse_database_url(value)
+        return value
+
+    @field_validator("sqlite_synchronous", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def database(self) -> DatabaseUrl:
+        return parse_database_url(self.url)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment plus ``overrides`` (``None`` values ignored).
+
+    Raises:
+        ConfigError: a value is malformed; the message names the ``TETHER_*`` variable.
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return Settings(**given)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = ".".join(str(part) for part in error["loc"]) or "settings"
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(f"TETHER_{field.upper()}: {message}")
+        raise ConfigError("invalid settings: " + "; ".join(problems)) from None
+    except ConfigError:
+        raise

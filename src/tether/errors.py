@@ -1,0 +1,102 @@
+"""One error root with stable codes.
+
+Every error Tether raises on purpose is a :class:`TetherError`. Its ``code`` is stable
+(scripts and the HTTP API match on it) and its message says what to do next. The CLI maps
+each class to an exit code that scripts can rely on; see ``docs/cli.md``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class TetherError(Exception):
+    """Root of every error Tether raises on purpose."""
+
+    code: ClassVar[str] = "tether_error"
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidInput(TetherError):
+    """The caller passed something malformed; nothing was changed."""
+
+    code = "invalid_input"
+    exit_code = 3
+
+
+class ConfigError(InvalidInput):
+    """A setting (or ``TETHER_*`` variable) is malformed."""
+
+    code = "invalid_config"
+
+
+class NotFound(TetherError):
+    """The thing asked for does not exist (in this tenant)."""
+
+    code = "not_found"
+    exit_code = 4
+
+
+class UnknownTenant(NotFound):
+    """The tenant is not registered in this database."""
+
+    code = "unknown_tenant"
+
+
+class Conflict(TetherError):
+    """The change collides with the current state (already exists, already decided)."""
+
+    code = "conflict"
+    exit_code = 5
+
+
+class PermissionDenied(TetherError):
+    """The principal lacks the role the action needs."""
+
+    code = "permission_denied"
+    exit_code = 6
+
+
+class StorageError(TetherError):
+    """The database failed in a way Tether did not expect."""
+
+    code = "storage_error"
+    exit_code = 7
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be reached (or the file cannot be opened)."""
+
+    code = "storage_unavailable"
+
+
+class DatabaseMissing(StorageError):
+    """There is no database at the configured URL and this command does not create one."""
+
+    code = "database_missing"
+
+
+class SchemaOutdated(StorageError):
+    """The database is at an older schema version than this Tether; run ``tether migrate``."""
+
+    code = "schema_outdated"
+
+
+class SchemaTooNew(StorageError):
+    """The database was migrated by a newer Tether; this one must not touch it."""
+
+    code = "schema_too_new"
+
+
+class IntegrityViolation(TetherError):
+    """Stored data failed a check that only tampering or corruption can explain."""
+
+    code = "integrity_violation"
+    exit_code = 8

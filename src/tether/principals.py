@@ -1,0 +1,59 @@
+"""Who acts: a principal is (tenant, id, roles), and every write records it."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tether.errors import InvalidInput, PermissionDenied
+from tether.ids import check_name
+
+
+class Role(enum.StrEnum):
+    ADMIN = "admin"
+    OPERATOR = "operator"
+    APPROVER = "approver"
+    AGENT = "agent"
+    VIEWER = "viewer"
+
+
+def parse_roles(values: Iterable[str]) -> frozenset[Role]:
+    """Parse role names, refusing unknown ones with the list of valid roles."""
+    roles = set()
+    for value in values:
+        try:
+            roles.add(Role(value.strip().lower()))
+        except ValueError:
+            valid = ", ".join(role.value for role in Role)
+            raise InvalidInput(f"unknown role {value!r}: valid roles are {valid}") from None
+    return frozenset(roles)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An actor inside one tenant. ``admin`` satisfies every role requirement."""
+
+    tenant_id: str
+    principal_id: str
+    roles: frozenset[Role]
+
+    def __post_init__(self) -> None:
+        check_name(self.tenant_id, what="tenant")
+        check_name(self.principal_id, what="principal")
+
+    def has_role(self, role: Role) -> bool:
+        return Role.ADMIN in self.roles or role in self.roles
+
+    def require(self, *roles: Role) -> None:
+        """Raise :class:`PermissionDenied` unless the principal has one of ``roles``."""
+        if not any(self.has_role(role) for role in roles):
+            needed = " or ".join(role.value for role in roles)
+            raise PermissionDenied(
+                f"principal {self.principal_id!r} in tenant {self.tenant_id!r} needs the "
+                f"{needed} role; an admin can grant it with `tether principals add`"
+            )
+
+
+SYSTEM_ACTOR = "system"
+"""Actor id recorded for writes made by maintenance (migrations, tenant creation)."""

@@ -1,0 +1,132 @@
+"""The storage protocol: the one boundary between Tether's logic and a database.
+
+Logic layers (``runs/``, ``memory/``, ``audit/`` …) call these methods and never see SQL.
+A transaction is opened *for a tenant* (``Storage.transaction``) or, for cross-tenant
+maintenance only, as the system (``Storage.system_transaction``). Every method still takes
+the tenant explicitly, so every query carries it; on PostgreSQL row-level security checks
+it a second time.
+
+Rows crossing the boundary are frozen dataclasses of plain values; JSON payloads cross as
+canonical JSON text so digests taken over them are stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol
+
+
+@dataclass(frozen=True)
+class TenantRow:
+    tenant_id: str
+    name: str
+    created_at: datetime
+    created_by: str
+    audit_seq: int
+    audit_head: str
+
+
+@dataclass(frozen=True)
+class PrincipalRow:
+    tenant_id: str
+    principal_id: str
+    roles_json: str
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    updated_by: str
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    tenant_id: str
+    seq: int
+    entry_id: str
+    at: datetime
+    actor_id: str
+    action: str
+    target: str
+    details_json: str
+    subjects_json: str
+    prev_hash: str
+    entry_hash: str
+
+
+@dataclass(frozen=True)
+class ComponentVersion:
+    """Schema version of one component: what the database has, what this code knows."""
+
+    component: str
+    applied: int
+    latest: int
+
+
+@dataclass(frozen=True)
+class AppliedMigration:
+    component: str
+    version: int
+    name: str
+
+
+class Transaction(Protocol):
+    """Typed operations inside one open transaction. Functions taking one end in ``_txn``."""
+
+    def insert_tenant(self, row: TenantRow) -> None: ...
+    def get_tenant(self, tenant_id: str) -> TenantRow | None: ...
+    def list_tenants(self) -> list[TenantRow]: ...
+    def lock_audit_head(self, tenant_id: str) -> tuple[int, str]:
+        """The tenant's last audit sequence and hash, locked until the transaction ends."""
+        ...
+    def set_audit_head(self, tenant_id: str, seq: int, head: str) -> None: ...
+    def insert_audit_entry(self, row: AuditRow) -> None: ...
+    def list_audit_entries(
+        self, tenant_id: str, *, after_seq: int = 0, limit: int = 1000
+    ) -> list[AuditRow]: ...
+    def upsert_principal(self, row: PrincipalRow) -> None: ...
+    def get_principal(self, tenant_id: str, principal_id: str) -> PrincipalRow | None: ...
+    def list_principals(self, tenant_id: str) -> list[PrincipalRow]: ...
+    def get_meta(self, key: str) -> str | None: ...
+    def insert_meta(self, key: str, value: str) -> None: ...
+
+
+class Storage(Protocol):
+    """A database Tether can persist to. Implementations: SQLite and PostgreSQL."""
+
+    backend: Literal["sqlite", "postgres"]
+    display_url: str
+
+    def transaction(
+        self, tenant_id: str, *, write: bool = True
+    ) -> AbstractContextManager[Transaction]:
+        """Open a transaction confined to ``tenant_id``; commits on success."""
+        ...
+
+    def system_transaction(self, *, write: bool = True) -> AbstractContextManager[Transaction]:
+        """Open a cross-tenant transaction, for maintenance only."""
+        ...
+
+    def migrate(self) -> list[AppliedMigration]:
+        """Apply every pending migration, in order; return what was applied."""
+        ...
+
+    def schema_status(self) -> list[ComponentVersion]: ...
+
+    def check_schema(self) -> None:
+        """Raise unless the database is exactly at the schema this code knows."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def iter_audit_entries(txn: Transaction, tenant_id: str, *, batch: int = 1000) -> Iterator[AuditRow]:
+    """Every audit entry of a tenant in sequence order, fetched in batches."""
+    after = 0
+    while True:
+        rows = txn.list_audit_entries(tenant_id, after_seq=after, limit=batch)
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = rows[-1].seq

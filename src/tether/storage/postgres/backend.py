@@ -1,0 +1,194 @@
+"""The PostgreSQL backend (psycopg 3 with a connection pool), for many workers.
+
+Each tenant transaction switches to the ``tether_app`` role and sets
+``tether.tenant_id`` with ``set_config(…, true)``: both end with the transaction, so a
+pooled connection never carries a tenant or a role into the next one. Row-level security
+then confines every statement to that tenant, whatever the application asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from importlib import resources
+from typing import Any, Literal, NoReturn
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from tether.clock import to_utc
+from tether.config import Settings
+from tether.errors import (
+    Conflict,
+    DatabaseMissing,
+    PermissionDenied,
+    StorageError,
+    StorageUnavailable,
+)
+from tether.storage._sqlfile import (
+    compare_versions,
+    latest_versions,
+    load_migrations,
+    load_queries,
+    refuse_newer,
+    require_current,
+)
+from tether.storage._transaction import QueryTransaction, Row
+from tether.storage.base import AppliedMigration, ComponentVersion
+
+_PACKAGE = __package__ or "tether.storage.postgres"
+APP_ROLE = "tether_app"
+SYSTEM_ROLE = "tether_system"
+_MIGRATION_LOCK = 0x7E7E_0001
+
+
+def translate_error(exc: BaseException, display_url: str) -> NoReturn:
+    """Re-raise a driver or pool error as Tether's own, keeping the cause."""
+    if isinstance(exc, PoolTimeout):
+        raise StorageUnavailable(
+            f"no PostgreSQL connection became free in time at {display_url}; the server may "
+            "be down or TETHER_PG_POOL_MAX_SIZE too small"
+        ) from exc
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, pg_errors.IntegrityError):
+        raise Conflict(f"the change conflicts with stored data ({message})") from exc
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        raise PermissionDenied(f"the database refused the operation: {message}") from exc
+    if isinstance(exc, psycopg.OperationalError):
+        raise StorageUnavailable(f"PostgreSQL at {display_url} is unavailable: {message}") from exc
+    raise StorageError(f"PostgreSQL error at {display_url}: {message}") from exc
+
+
+class PostgresTransaction(QueryTransaction):
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]) -> None:
+        super().__init__(queries)
+        self.connection = conn
+
+    def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        cursor = self.connection.execute(self._queries[name], params)
+        return cursor.fetchall() if cursor.description else []
+
+    def _ts_in(self, moment: datetime) -> datetime:
+        return to_utc(moment)
+
+    def _ts_out(self, value: Any) -> datetime:
+        if not isinstance(value, datetime):
+            raise StorageError(f"expected a timestamp from PostgreSQL, got {type(value).__name__}")
+        return to_utc(value)
+
+
+class PostgresStorage:
+    """A Tether database on a PostgreSQL server."""
+
+    backend: Literal["postgres"] = "postgres"
+
+    def __init__(self, settings: Settings) -> None:
+        database = settings.database
+        self.display_url = database.display
+        self._queries = load_queries(_PACKAGE)
+        self._migrations = load_migrations(_PACKAGE)
+        self._bootstrap = resources.files(_PACKAGE).joinpath("bootstrap.sql").read_text("utf-8")
+        timeout = max(2, math.ceil(settings.pg_connect_timeout_s))
+        self._probe(database.raw, timeout)
+        self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+            database.raw,
+            min_size=settings.pg_pool_min_size,
+            max_size=settings.pg_pool_max_size,
+            kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": timeout},
+            timeout=settings.pg_connect_timeout_s,
+            open=False,
+            name="tether",
+        )
+        try:
+            self._pool.open(wait=settings.pg_pool_min_size > 0, timeout=settings.pg_connect_timeout_s)
+        except (PoolTimeout, psycopg.Error) as exc:
+            self._pool.close()
+            translate_error(exc, self.display_url)
+
+    def _probe(self, conninfo: str, timeout: int) -> None:
+        """Connect once so a bad address or missing database fails fast and clearly."""
+        try:
+            psycopg.connect(conninfo, connect_timeout=timeout).close()
+        except psycopg.OperationalError as exc:
+            text = str(exc)
+            if "does not exist" in text and "database" in text:
+                raise DatabaseMissing(
+                    f"PostgreSQL has no database at {self.display_url}; create it "
+                    "(createdb) and run `tether migrate`"
+                ) from exc
+            translate_error(exc, self.display_url)
+        except psycopg.Error as exc:
+            translate_error(exc, self.display_url)
+
+    @contextmanager
+    def _begin(self, role: str, tenant_id: str) -> Iterator[PostgresTransaction]:
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute(
+                    "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true)",
+                    (role, tenant_id),
+                )
+                yield PostgresTransaction(conn, self._queries)
+        except (psycopg.Error, PoolTimeout) as exc:
+            translate_error(exc, self.display_url)
+
+    def transaction(self, tenant_id: str, *, write: bool = True) -> Any:
+        return self._begin(APP_ROLE, tenant_id)
+
+    def system_transaction(self, *, write: bool = True) -> Any:
+        return self._begin(SYSTEM_ROLE, "")
+
+    def _applied_versions(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, int]:
+        exists = conn.execute("SELECT to_regclass('tether_schema_versions') AS t").fetchone()
+        if not exists or exists["t"] is None:
+            return {}
+        rows = conn.execute(
+            "SELECT component, MAX(version) AS v FROM tether_schema_versions GROUP BY component"
+        ).fetchall()
+        return {str(row["component"]): int(row["v"]) for row in rows}
+
+    def schema_status(self) -> list[ComponentVersion]:
+        try:
+            with self._pool.connection() as conn:
+                applied = self._applied_versions(conn)
+        except (psycopg.Error, PoolTimeout) as exc:
+            translate_error(exc, self.display_url)
+        return compare_versions(applied, latest_versions(self._migrations))
+
+    def check_schema(self) -> None:
+        require_current(self.schema_status(), self.display_url)
+
+    def migrate(self) -> list[AppliedMigration]:
+        """Apply pending migrations in one transaction, under an advisory lock."""
+        applied: list[AppliedMigration] = []
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                conn.execute(self._bootstrap)
+                versions = self._applied_versions(conn)
+                refuse_newer(
+                    compare_versions(versions, latest_versions(self._migrations)),
+                    self.display_url,
+                )
+                for migration in self._migrations:
+                    if migration.version <= versions.get(migration.component, 0):
+                        continue
+                    conn.execute(migration.sql)
+                    conn.execute(
+                        "INSERT INTO tether_schema_versions (component, version, name, applied_at)"
+                        " VALUES (%s, %s, %s, now())",
+                        (migration.component, migration.version, migration.name),
+                    )
+                    applied.append(
+                        AppliedMigration(migration.component, migration.version, migration.name)
+                    )
+        except (psycopg.Error, PoolTimeout) as exc:
+            translate_error(exc, self.display_url)
+        return applied
+
+    def close(self) -> None:
+        self._pool.close()

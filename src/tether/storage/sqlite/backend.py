@@ -1,0 +1,238 @@
+"""The embedded SQLite backend (standard library ``sqlite3``).
+
+WAL mode, ``busy_timeout``, ``BEGIN IMMEDIATE`` for writes, foreign keys on. Each thread
+gets its own connection, so the object can be shared across threads; SQLite serialises
+the writers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, NoReturn
+
+from tether.clock import SystemClock, format_timestamp, parse_timestamp
+from tether.config import Settings
+from tether.errors import (
+    Conflict,
+    DatabaseMissing,
+    InvalidInput,
+    StorageError,
+    StorageUnavailable,
+)
+from tether.storage._sqlfile import (
+    compare_versions,
+    latest_versions,
+    load_migrations,
+    load_queries,
+    refuse_newer,
+    require_current,
+)
+from tether.storage._transaction import QueryTransaction, Row
+from tether.storage.base import AppliedMigration, ComponentVersion
+
+_PACKAGE = __package__ or "tether.storage.sqlite"
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS tether_schema_versions (
+    component  TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL,
+    PRIMARY KEY (component, version)
+) WITHOUT ROWID
+"""
+
+
+def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
+    """Re-raise a driver error as Tether's own, keeping the cause."""
+    message = str(exc)
+    if isinstance(exc, sqlite3.IntegrityError):
+        raise Conflict(f"the change conflicts with stored data ({message})") from exc
+    if isinstance(exc, sqlite3.OperationalError):
+        lowered = message.lower()
+        if "locked" in lowered or "busy" in lowered:
+            raise StorageUnavailable(
+                f"the SQLite database {path} stayed locked by another writer past "
+                "busy_timeout; retry, or raise TETHER_SQLITE_BUSY_TIMEOUT_MS"
+            ) from exc
+        if "unable to open" in lowered or "readonly" in lowered or "disk" in lowered:
+            raise StorageUnavailable(f"cannot use the SQLite file {path}: {message}") from exc
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in message.lower():
+        raise StorageUnavailable(f"{path} is not a SQLite database") from exc
+    raise StorageError(f"SQLite error on {path}: {message}") from exc
+
+
+class SQLiteTransaction(QueryTransaction):
+    def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
+        super().__init__(queries)
+        self.connection = conn
+
+    def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        cursor = self.connection.execute(self._queries[name], dict(params))
+        return cursor.fetchall()
+
+    def _ts_in(self, moment: datetime) -> str:
+        return format_timestamp(moment)
+
+    def _ts_out(self, value: Any) -> datetime:
+        return parse_timestamp(str(value))
+
+
+class SQLiteStorage:
+    """A Tether database in one SQLite file."""
+
+    backend: Literal["sqlite"] = "sqlite"
+
+    def __init__(self, settings: Settings, *, create: bool = False) -> None:
+        database = settings.database
+        if database.sqlite_path is None:
+            raise InvalidInput(f"{database.display} is not a SQLite URL")
+        self.path = database.sqlite_path
+        self.display_url = database.display
+        self._settings = settings
+        self._queries = load_queries(_PACKAGE)
+        self._migrations = load_migrations(_PACKAGE)
+        if not self.path.exists():
+            if not create:
+                raise DatabaseMissing(
+                    f"no database at {self.display_url}; create it with `tether migrate` "
+                    "or point TETHER_URL at an existing one"
+                )
+            if not self.path.parent.exists():
+                raise InvalidInput(f"cannot create {self.path}: folder {self.path.parent} does not exist")
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
+        self._connection()
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StorageError("this storage was closed; open a new one")
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=self._settings.sqlite_busy_timeout_ms / 1000,
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self._settings.sqlite_busy_timeout_ms)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StorageUnavailable(f"cannot put {self.path} in WAL mode (got {mode})")
+            conn.execute(f"PRAGMA synchronous = {self._settings.sqlite_synchronous}")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
+        with self._lock:
+            self._connections.append(conn)
+        self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _begin(self, write: bool) -> Iterator[SQLiteTransaction]:
+        conn = self._connection()
+        if conn.in_transaction:
+            raise StorageError(
+                "a transaction is already open on this thread; finish it before opening another"
+            )
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
+        try:
+            yield SQLiteTransaction(conn, self._queries)
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                translate_error(exc, self.path)
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            translate_error(exc, self.path)
+
+    def transaction(self, tenant_id: str, *, write: bool = True) -> Any:
+        return self._begin(write)
+
+    def system_transaction(self, *, write: bool = True) -> Any:
+        return self._begin(write)
+
+    def _applied_versions(self, conn: sqlite3.Connection) -> dict[str, int]:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tether_schema_versions'"
+        ).fetchone()
+        if not exists:
+            return {}
+        rows = conn.execute(
+            "SELECT component, MAX(version) FROM tether_schema_versions GROUP BY component"
+        ).fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}
+
+    def schema_status(self) -> list[ComponentVersion]:
+        try:
+            applied = self._applied_versions(self._connection())
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
+        return compare_versions(applied, latest_versions(self._migrations))
+
+    def check_schema(self) -> None:
+        require_current(self.schema_status(), self.display_url)
+
+    def migrate(self) -> list[AppliedMigration]:
+        conn = self._connection()
+        applied: list[AppliedMigration] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(_VERSION_TABLE)
+                versions = self._applied_versions(conn)
+                refuse_newer(
+                    compare_versions(versions, latest_versions(self._migrations)),
+                    self.display_url,
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            for migration in self._migrations:
+                if migration.version <= versions.get(migration.component, 0):
+                    continue
+                stamp = format_timestamp(SystemClock().now())
+                script = (
+                    "BEGIN IMMEDIATE;\n"
+                    f"{migration.sql}\n;"
+                    "INSERT INTO tether_schema_versions (component, version, name, applied_at) "
+                    f"VALUES ('{migration.component}', {migration.version}, "
+                    f"'{migration.name}', '{stamp}');\nCOMMIT;"
+                )
+                try:
+                    conn.executescript(script)
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                applied.append(AppliedMigration(migration.component, migration.version, migration.name))
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
