@@ -68,8 +68,7 @@ def parse_database_url(url: str) -> DatabaseUrl:
             raise ConfigError(f"TETHER_URL is not a valid PostgreSQL URL: {exc}") from exc
         if not parts.path.strip("/"):
             raise ConfigError(
-                "TETHER_URL names no PostgreSQL database: use "
-                "postgresql://user@host:5432/dbname"
+                "TETHER_URL names no PostgreSQL database: use postgresql://user@host:5432/dbname"
             )
         return DatabaseUrl("postgres", url)
     shown = url if "@" not in url else url.split("@", 1)[-1]

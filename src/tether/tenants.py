@@ -72,7 +72,9 @@ class TenantDirectory:
         self._audit = audit
         self._known: set[str] = set()
 
-    def create(self, tenant_id: str, *, name: str | None = None, admin: str | None = None) -> Tenant:
+    def create(
+        self, tenant_id: str, *, name: str | None = None, admin: str | None = None
+    ) -> Tenant:
         """Register a tenant (a maintenance action, done as the system).
 
         Args:
@@ -124,7 +126,7 @@ class TenantDirectory:
         if tenant_id not in self._known:
             self.get(tenant_id)
 
-    def list(self) -> list[Tenant]:
+    def all(self) -> list[Tenant]:
         """Every tenant (a maintenance read, done as the system)."""
         with self._storage.system_transaction(write=False) as txn:
             return [Tenant.from_row(row) for row in txn.list_tenants()]

@@ -107,7 +107,11 @@ def verify_chain(
                 where = f"entry #{seen[row.prev_hash]}"
             else:
                 where = next(
-                    (f"entry #{later.seq}" for later in iterator if later.entry_hash == row.prev_hash),
+                    (
+                        f"entry #{later.seq}"
+                        for later in iterator
+                        if later.entry_hash == row.prev_hash
+                    ),
                     None,
                 )
             if where is not None:

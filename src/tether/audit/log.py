@@ -95,7 +95,9 @@ class AuditLog:
             subjects: ids of the people the action concerns; stored only as keyed hashes.
         """
         if not _ACTION.match(action):
-            raise InvalidInput(f"audit action {action!r} must be dotted lowercase, e.g. run.cancelled")
+            raise InvalidInput(
+                f"audit action {action!r} must be dotted lowercase, e.g. run.cancelled"
+            )
         seq, head = txn.lock_audit_head(tenant_id)
         hashes = sorted({self.subject_hash(tenant_id, subject) for subject in subjects})
         unsigned = AuditRow(

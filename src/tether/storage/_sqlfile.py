@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from tether.storage.base import ComponentVersion
 from tether.errors import SchemaOutdated, SchemaTooNew
+from tether.storage.base import ComponentVersion
 
 _HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
@@ -16,14 +16,19 @@ COMPONENTS: tuple[str, ...] = ("core",)
 
 
 def load_queries(package: str) -> dict[str, str]:
-    """Parse ``queries.sql`` of ``package`` into ``{name: sql}`` (``-- name: x`` headers)."""
-    text = resources.files(package).joinpath("queries.sql").read_text("utf-8")
-    parts = _HEADER.split(text)
+    """Parse ``queries/<component>.sql`` of ``package`` into ``{name: sql}``.
+
+    Each query starts with a ``-- name: some_query`` line; names are unique across files.
+    """
     queries: dict[str, str] = {}
-    for name, body in zip(parts[1::2], parts[2::2], strict=True):
-        if name in queries:
-            raise RuntimeError(f"{package}/queries.sql defines {name!r} twice")
-        queries[name] = body.strip().rstrip(";")
+    for component in COMPONENTS:
+        path = f"queries/{component}.sql"
+        text = resources.files(package).joinpath(path).read_text("utf-8")
+        parts = _HEADER.split(text)
+        for name, body in zip(parts[1::2], parts[2::2], strict=True):
+            if name in queries:
+                raise RuntimeError(f"{package}/{path} defines {name!r} again")
+            queries[name] = body.strip().rstrip(";")
     return queries
 
 
@@ -70,7 +75,9 @@ def refuse_newer(status: list[ComponentVersion], display_url: str) -> None:
     """Raise if a newer Tether already migrated the database past what this code knows."""
     newer = [s for s in status if s.applied > s.latest]
     if newer:
-        details = ", ".join(f"{s.component} v{s.applied} (this Tether knows v{s.latest})" for s in newer)
+        details = ", ".join(
+            f"{s.component} v{s.applied} (this Tether knows v{s.latest})" for s in newer
+        )
         raise SchemaTooNew(
             f"the database at {display_url} was migrated by a newer Tether: {details}. "
             "Upgrade Tether; it will not touch a schema it does not know"

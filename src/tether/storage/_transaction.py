@@ -144,7 +144,9 @@ class QueryTransaction(ABC):
         return self._principal(row) if row else None
 
     def list_principals(self, tenant_id: str) -> list[PrincipalRow]:
-        return [self._principal(r) for r in self._fetch("list_principals", {"tenant_id": tenant_id})]
+        return [
+            self._principal(r) for r in self._fetch("list_principals", {"tenant_id": tenant_id})
+        ]
 
     def get_meta(self, key: str) -> str | None:
         row = self._one("get_meta", key=key)

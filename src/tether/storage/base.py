@@ -80,6 +80,7 @@ class Transaction(Protocol):
     def lock_audit_head(self, tenant_id: str) -> tuple[int, str]:
         """The tenant's last audit sequence and hash, locked until the transaction ends."""
         ...
+
     def set_audit_head(self, tenant_id: str, seq: int, head: str) -> None: ...
     def insert_audit_entry(self, row: AuditRow) -> None: ...
     def list_audit_entries(
@@ -95,8 +96,13 @@ class Transaction(Protocol):
 class Storage(Protocol):
     """A database Tether can persist to. Implementations: SQLite and PostgreSQL."""
 
-    backend: Literal["sqlite", "postgres"]
-    display_url: str
+    @property
+    def backend(self) -> Literal["sqlite", "postgres"]: ...
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password hidden, for messages."""
+        ...
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -121,7 +127,9 @@ class Storage(Protocol):
     def close(self) -> None: ...
 
 
-def iter_audit_entries(txn: Transaction, tenant_id: str, *, batch: int = 1000) -> Iterator[AuditRow]:
+def iter_audit_entries(
+    txn: Transaction, tenant_id: str, *, batch: int = 1000
+) -> Iterator[AuditRow]:
     """Every audit entry of a tenant in sequence order, fetched in batches."""
     after = 0
     while True:

@@ -64,13 +64,15 @@ def translate_error(exc: BaseException, display_url: str) -> NoReturn:
 
 
 class PostgresTransaction(QueryTransaction):
-    def __init__(self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]) -> None:
+    def __init__(
+        self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]
+    ) -> None:
         super().__init__(queries)
         self.connection = conn
 
     def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         cursor = self.connection.execute(self._queries[name], params)
-        return cursor.fetchall() if cursor.description else []
+        return list(cursor.fetchall()) if cursor.description else []
 
     def _ts_in(self, moment: datetime) -> datetime:
         return to_utc(moment)
@@ -104,7 +106,9 @@ class PostgresStorage:
             name="tether",
         )
         try:
-            self._pool.open(wait=settings.pg_pool_min_size > 0, timeout=settings.pg_connect_timeout_s)
+            self._pool.open(
+                wait=settings.pg_pool_min_size > 0, timeout=settings.pg_connect_timeout_s
+            )
         except (PoolTimeout, psycopg.Error) as exc:
             self._pool.close()
             translate_error(exc, self.display_url)

@@ -104,7 +104,9 @@ class SQLiteStorage:
                     "or point TETHER_URL at an existing one"
                 )
             if not self.path.parent.exists():
-                raise InvalidInput(f"cannot create {self.path}: folder {self.path.parent} does not exist")
+                raise InvalidInput(
+                    f"cannot create {self.path}: folder {self.path.parent} does not exist"
+                )
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
@@ -224,7 +226,9 @@ class SQLiteStorage:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-                applied.append(AppliedMigration(migration.component, migration.version, migration.name))
+                applied.append(
+                    AppliedMigration(migration.component, migration.version, migration.name)
+                )
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
         return applied
@@ -235,4 +239,3 @@ class SQLiteStorage:
             connections, self._connections = self._connections, []
         for conn in connections:
             conn.close()
-
