@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import secrets
 from types import TracebackType
+from typing import Any
 
 from tether.audit import AuditLog
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.errors import SchemaOutdated
 from tether.ids import IdSource, UUID7Source
+from tether.runs import Executor, Runs, WorkflowRegistry
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration, Storage
 from tether.tenants import TenantDirectory
@@ -43,6 +45,11 @@ class Tether:
         self._subject_key = self._load_subject_key()
         self.audit = AuditLog(storage, self.clock, self.ids, lambda: self._subject_key)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
+        self.runs = Runs(storage, self.clock, self.ids, self.audit)
+
+    def executor(self, registry: WorkflowRegistry, **options: Any) -> Executor:
+        """An executor for the workflows in ``registry`` (see :class:`Executor` options)."""
+        return Executor(self.storage, registry, clock=self.clock, ids=self.ids, **options)
 
     @classmethod
     def open(

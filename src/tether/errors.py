@@ -100,3 +100,40 @@ class IntegrityViolation(TetherError):
 
     code = "integrity_violation"
     exit_code = 8
+
+
+class WorkflowChanged(TetherError):
+    """The code of a running workflow no longer matches what its journal recorded."""
+
+    code = "workflow_changed"
+    exit_code = 5
+
+
+class ActionNotApproved(TetherError):
+    """An approval-gated effect was asked to do something other than what was approved."""
+
+    code = "action_not_approved"
+    exit_code = 6
+
+
+class InterruptExpired(TetherError):
+    """A question the run asked expired before anyone answered it."""
+
+    code = "interrupt_expired"
+    exit_code = 5
+
+
+class RunSignal(BaseException):
+    """Base of the control-flow signals of the run engine.
+
+    They derive from ``BaseException`` so that a node's ``except Exception`` cannot
+    swallow them.
+    """
+
+
+class RunCancelled(RunSignal):
+    """Raised inside a node when its run was cancelled; the engine records the cancel."""
+
+
+class LeaseLost(RunSignal):
+    """Another worker owns the run now; this one must stop without writing anything."""

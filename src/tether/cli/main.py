@@ -54,3 +54,7 @@ app.add_typer(audit_app, name="audit")
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -12,11 +12,14 @@ canonical JSON text so digests taken over them are stable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,55 @@ class Transaction(Protocol):
     def list_principals(self, tenant_id: str) -> list[PrincipalRow]: ...
     def get_meta(self, key: str) -> str | None: ...
     def insert_meta(self, key: str, value: str) -> None: ...
+
+    # runs (see tether.runs.models for the stored models)
+    def insert_run(self, run: Run) -> None: ...
+    def get_run(self, tenant_id: str, run_id: str) -> Run | None: ...
+    def list_runs(self, tenant_id: str, *, status: str | None, limit: int) -> list[Run]: ...
+    def save_run(
+        self, run: Run, *, expected_version: int, expected_owner: str | None
+    ) -> tuple[int, bool] | None: ...
+    def request_cancel(self, tenant_id: str, run_id: str) -> bool: ...
+    def claim_run(
+        self, tenant_id: str, run_id: str, *, owner: str, lease_expires_at: datetime, now: datetime
+    ) -> Run | None: ...
+    def find_runnable(
+        self, *, now: datetime, workflow_keys: Sequence[str], limit: int
+    ) -> list[tuple[str, str]]: ...
+    def insert_checkpoint(self, checkpoint: Checkpoint) -> None: ...
+    def list_checkpoints(
+        self, tenant_id: str, run_id: str, *, from_seq: int = 0
+    ) -> list[Checkpoint]: ...
+    def upsert_journal_entries(self, entries: Sequence[JournalEntry]) -> None: ...
+    def list_journal_visit(
+        self, tenant_id: str, run_id: str, node: str, visit: int
+    ) -> list[JournalEntry]: ...
+    def list_journal(self, tenant_id: str, run_id: str) -> list[JournalEntry]: ...
+    def insert_wait(self, wait: Wait) -> None: ...
+    def get_wait(self, tenant_id: str, wait_id: str) -> Wait | None: ...
+    def list_waits(
+        self,
+        tenant_id: str,
+        *,
+        kind: str | None = None,
+        status: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Wait]: ...
+    def resolve_wait(
+        self,
+        tenant_id: str,
+        wait_id: str,
+        *,
+        status: str,
+        resolved_at: datetime,
+        resolved_by: str,
+        resolution: Mapping[str, Any],
+    ) -> bool: ...
+    def insert_events(self, events: Sequence[RunEvent]) -> None: ...
+    def list_events(
+        self, tenant_id: str, run_id: str, *, after_seq: int = 0, limit: int = 10_000
+    ) -> list[RunEvent]: ...
 
 
 class Storage(Protocol):

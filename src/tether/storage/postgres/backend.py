@@ -9,7 +9,7 @@ then confines every statement to that tenant, whatever the application asked for
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
@@ -29,6 +29,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
     latest_versions,
@@ -37,7 +38,7 @@ from tether.storage._sqlfile import (
     refuse_newer,
     require_current,
 )
-from tether.storage._transaction import QueryTransaction, Row
+from tether.storage._transaction import Row
 from tether.storage.base import AppliedMigration, ComponentVersion
 
 _PACKAGE = __package__ or "tether.storage.postgres"
@@ -63,7 +64,7 @@ def translate_error(exc: BaseException, display_url: str) -> NoReturn:
     raise StorageError(f"PostgreSQL error at {display_url}: {message}") from exc
 
 
-class PostgresTransaction(QueryTransaction):
+class PostgresTransaction(RunOps):
     def __init__(
         self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]
     ) -> None:
@@ -73,6 +74,13 @@ class PostgresTransaction(QueryTransaction):
     def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         cursor = self.connection.execute(self._queries[name], params)
         return list(cursor.fetchall()) if cursor.description else []
+
+    def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.executemany(self._queries[name], params)
+
+    def _array_in(self, values: Sequence[str]) -> list[str]:
+        return list(values)
 
     def _ts_in(self, moment: datetime) -> datetime:
         return to_utc(moment)

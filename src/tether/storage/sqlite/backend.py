@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
+from tether import canonical
 from tether.clock import SystemClock, format_timestamp, parse_timestamp
 from tether.config import Settings
 from tether.errors import (
@@ -24,6 +25,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
     latest_versions,
@@ -32,7 +34,7 @@ from tether.storage._sqlfile import (
     refuse_newer,
     require_current,
 )
-from tether.storage._transaction import QueryTransaction, Row
+from tether.storage._transaction import Row
 from tether.storage.base import AppliedMigration, ComponentVersion
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -67,7 +69,7 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     raise StorageError(f"SQLite error on {path}: {message}") from exc
 
 
-class SQLiteTransaction(QueryTransaction):
+class SQLiteTransaction(RunOps):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
         self.connection = conn
@@ -75,6 +77,12 @@ class SQLiteTransaction(QueryTransaction):
     def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         cursor = self.connection.execute(self._queries[name], dict(params))
         return cursor.fetchall()
+
+    def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
+        self.connection.executemany(self._queries[name], [dict(p) for p in params])
+
+    def _array_in(self, values: Sequence[str]) -> str:
+        return canonical.dumps(list(values))
 
     def _ts_in(self, moment: datetime) -> str:
         return format_timestamp(moment)

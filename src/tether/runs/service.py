@@ -1,0 +1,420 @@
+"""The run API: start runs, read them, answer their questions, decide approvals, cancel.
+
+Every method takes the acting :class:`~tether.principals.Principal`; its tenant scopes
+every read and write, and its roles decide what it may do. Operator actions are audited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from tether import canonical
+from tether.audit import AuditLog
+from tether.clock import Clock
+from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from tether.ids import IdSource, parse_id
+from tether.principals import Principal, Role
+from tether.runs.engine import load_state_dict
+from tether.runs.models import (
+    FINISHED,
+    ApprovalDecision,
+    Checkpoint,
+    JournalEntry,
+    JournalKind,
+    JournalStatus,
+    Run,
+    RunEvent,
+    RunStatus,
+    Wait,
+    WaitStatus,
+)
+from tether.runs.workflow import Workflow
+from tether.storage.base import Storage, Transaction
+
+
+class Runs:
+    """``app.runs``: everything about runs except executing nodes (see ``Executor``)."""
+
+    def __init__(self, storage: Storage, clock: Clock, ids: IdSource, audit: AuditLog) -> None:
+        self._storage = storage
+        self._clock = clock
+        self._ids = ids
+        self._audit = audit
+
+    # -- starting and reading ------------------------------------------------------------
+
+    def start(
+        self,
+        principal: Principal,
+        workflow: Workflow[Any],
+        state: BaseModel | Mapping[str, Any],
+        *,
+        run_id: str | None = None,
+        max_steps: int | None = None,
+        deadline: datetime | None = None,
+    ) -> Run:
+        """Create a queued run of ``workflow`` (pinned to its version) with ``state``."""
+        principal.require(Role.AGENT, Role.OPERATOR)
+        initial = workflow.validate_state(state).model_dump(mode="json")
+        run_id = str(parse_id(run_id, what="run id")) if run_id else str(self._ids.new_id())
+        if max_steps is not None and max_steps < 1:
+            raise InvalidInput("max_steps must be at least 1")
+        if workflow.start is None:
+            raise InvalidInput(f"workflow {workflow.key} has no nodes")
+        now = self._clock.now()
+        payload = canonical.dumps(initial)
+        run = Run(
+            tenant_id=principal.tenant_id,
+            run_id=run_id,
+            workflow=workflow.name,
+            workflow_version=workflow.version,
+            status=RunStatus.QUEUED,
+            current_node=workflow.start,
+            state_version=workflow.state_version,
+            checkpoint_seq=0,
+            full_seq=0,
+            delta_bytes=0,
+            full_bytes=len(payload),
+            event_seq=1,
+            version=1,
+            lease_owner=None,
+            lease_expires_at=None,
+            attempt=0,
+            steps=0,
+            max_steps=max_steps or workflow.max_steps,
+            deadline=deadline,
+            resume_at=None,
+            wait_id=None,
+            cancel_requested=False,
+            error=None,
+            visits={},
+            created_at=now,
+            created_by=principal.principal_id,
+            updated_at=now,
+            updated_by=principal.principal_id,
+        )
+        with self._storage.transaction(principal.tenant_id) as txn:
+            if txn.get_run(principal.tenant_id, run_id) is not None:
+                raise Conflict(f"run {run_id} already exists")
+            txn.insert_run(run)
+            txn.insert_checkpoint(
+                Checkpoint(
+                    tenant_id=run.tenant_id,
+                    run_id=run_id,
+                    seq=0,
+                    node="",
+                    next_node=workflow.start,
+                    kind="full",
+                    payload=payload,
+                    state_version=workflow.state_version,
+                    created_at=now,
+                )
+            )
+            txn.insert_events([self._event(run, 1, "run.created", {"workflow": workflow.key})])
+            self._audit.record_txn(
+                txn,
+                tenant_id=run.tenant_id,
+                actor_id=principal.principal_id,
+                action="run.started",
+                target=f"run:{run_id}",
+                details={"workflow": workflow.key},
+            )
+        return run
+
+    def get(self, principal: Principal, run_id: str) -> Run:
+        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return self._get_txn(txn, principal.tenant_id, run_id)
+
+    def all(
+        self, principal: Principal, *, status: RunStatus | str | None = None, limit: int = 100
+    ) -> list[Run]:
+        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        wanted = RunStatus(status).value if status else None
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return txn.list_runs(principal.tenant_id, status=wanted, limit=limit)
+
+    def events(self, principal: Principal, run_id: str) -> list[RunEvent]:
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            self._get_txn(txn, principal.tenant_id, run_id)
+            return txn.list_events(principal.tenant_id, run_id)
+
+    def checkpoints(self, principal: Principal, run_id: str) -> list[Checkpoint]:
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            self._get_txn(txn, principal.tenant_id, run_id)
+            return txn.list_checkpoints(principal.tenant_id, run_id)
+
+    def journal(self, principal: Principal, run_id: str) -> list[JournalEntry]:
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            self._get_txn(txn, principal.tenant_id, run_id)
+            return txn.list_journal(principal.tenant_id, run_id)
+
+    def state(self, principal: Principal, run_id: str) -> dict[str, Any]:
+        """The run's state as of its last checkpoint."""
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            run = self._get_txn(txn, principal.tenant_id, run_id)
+            return load_state_dict(txn, run)[0]
+
+    def waits(
+        self,
+        principal: Principal,
+        *,
+        kind: JournalKind | None = None,
+        status: WaitStatus | None = WaitStatus.OPEN,
+        run_id: str | None = None,
+    ) -> list[Wait]:
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return txn.list_waits(
+                principal.tenant_id,
+                kind=kind.value if kind else None,
+                status=status.value if status else None,
+                run_id=run_id,
+                limit=1000,
+            )
+
+    def wait(self, principal: Principal, wait_id: str) -> Wait:
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return self._wait_txn(txn, principal.tenant_id, wait_id)
+
+    # -- acting on runs ------------------------------------------------------------------
+
+    def answer(self, principal: Principal, wait_id: str, answer: Any) -> Run:
+        """Answer an interrupt (a clarification, an external dependency, a human review)."""
+        principal.require(Role.OPERATOR, Role.AGENT, Role.APPROVER)
+        with self._storage.transaction(principal.tenant_id) as txn:
+            wait = self._open_wait_txn(txn, principal, wait_id)
+            if wait.kind is JournalKind.APPROVAL:
+                raise InvalidInput(f"{wait_id} is an approval request: approve or reject it")
+            result = {"answer": answer}
+            run = self._resolve_txn(
+                txn, principal, wait, WaitStatus.ANSWERED, result, canonical.dumps(answer)
+            )
+            self._audit.record_txn(
+                txn,
+                tenant_id=principal.tenant_id,
+                actor_id=principal.principal_id,
+                action="run.answered",
+                target=f"run:{wait.run_id}",
+                details={"wait_id": wait_id, "reason": wait.reason.value},
+            )
+            return run
+
+    def decide(
+        self, principal: Principal, approval_id: str, *, approve: bool, comment: str | None = None
+    ) -> Run:
+        """Approve or reject an approval request.
+
+        Raises:
+            PermissionDenied: the principal lacks the requested role or asked for it.
+            Conflict: the request was already decided, cancelled or has expired.
+        """
+        with self._storage.transaction(principal.tenant_id) as txn:
+            wait = self._open_wait_txn(txn, principal, approval_id)
+            if wait.kind is not JournalKind.APPROVAL:
+                raise InvalidInput(f"{approval_id} is not an approval request; answer it instead")
+            principal.require(Role(wait.approver_role or Role.APPROVER.value))
+            if principal.principal_id == wait.requested_by:
+                raise PermissionDenied(
+                    f"{principal.principal_id!r} requested approval {approval_id} and may not "
+                    "decide it; another approver must"
+                )
+            status = WaitStatus.APPROVED if approve else WaitStatus.REJECTED
+            decision = ApprovalDecision(
+                approval_id=approval_id,
+                status=status,
+                action_digest=wait.action_digest or "",
+                decided_by=principal.principal_id,
+                comment=comment,
+            )
+            run = self._resolve_txn(
+                txn, principal, wait, status, {"comment": comment}, decision.model_dump_json()
+            )
+            self._audit.record_txn(
+                txn,
+                tenant_id=principal.tenant_id,
+                actor_id=principal.principal_id,
+                action="approval.approved" if approve else "approval.rejected",
+                target=f"run:{wait.run_id}",
+                details={"approval_id": approval_id, "action_digest": wait.action_digest},
+            )
+            return run
+
+    def cancel(self, principal: Principal, run_id: str, *, reason: str = "") -> Run:
+        """Cancel a run. A waiting run is cancelled at once; a running one at its next
+        node or effect. Completed effects are not undone."""
+        principal.require(Role.OPERATOR)
+        now = self._clock.now()
+        with self._storage.transaction(principal.tenant_id) as txn:
+            run = self._get_txn(txn, principal.tenant_id, run_id)
+            if run.status in FINISHED:
+                raise Conflict(f"run {run_id} is already {run.status.value}")
+            if run.status is RunStatus.RUNNING and run.lease_owner is not None:
+                txn.request_cancel(principal.tenant_id, run_id)
+                updated = run.model_copy(update={"cancel_requested": True})
+            else:
+                for wait in txn.list_waits(principal.tenant_id, run_id=run_id, status="open"):
+                    txn.resolve_wait(
+                        principal.tenant_id,
+                        wait.wait_id,
+                        status=WaitStatus.CANCELLED.value,
+                        resolved_at=now,
+                        resolved_by=principal.principal_id,
+                        resolution={"reason": reason},
+                    )
+                updated = self._transition_txn(
+                    txn, principal, run, RunStatus.CANCELLED, "run.cancelled", {"reason": reason}
+                )
+            self._audit.record_txn(
+                txn,
+                tenant_id=principal.tenant_id,
+                actor_id=principal.principal_id,
+                action="run.cancelled",
+                target=f"run:{run_id}",
+                details={"reason": reason},
+            )
+            return updated
+
+    def resume(self, principal: Principal, run_id: str) -> Run:
+        """Put a paused or scheduled run back in the queue now.
+
+        A run waiting on an open question is resumed by answering it instead.
+        """
+        principal.require(Role.OPERATOR)
+        with self._storage.transaction(principal.tenant_id) as txn:
+            run = self._get_txn(txn, principal.tenant_id, run_id)
+            if run.status in FINISHED:
+                raise Conflict(f"run {run_id} is {run.status.value}; a finished run cannot resume")
+            if run.wait_id is not None:
+                wait = txn.get_wait(principal.tenant_id, run.wait_id)
+                if wait is not None and wait.status is WaitStatus.OPEN and wait.resume_at is None:
+                    raise Conflict(
+                        f"run {run_id} waits on {wait.reason.value} {wait.wait_id}; answer it "
+                        "(or decide the approval) to resume"
+                    )
+            if run.status not in (RunStatus.PAUSED, RunStatus.SCHEDULED):
+                raise Conflict(
+                    f"run {run_id} is {run.status.value}; only paused or scheduled runs resume"
+                )
+            updated = self._transition_txn(txn, principal, run, RunStatus.QUEUED, "run.resumed", {})
+            self._audit.record_txn(
+                txn,
+                tenant_id=principal.tenant_id,
+                actor_id=principal.principal_id,
+                action="run.resumed",
+                target=f"run:{run_id}",
+            )
+            return updated
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _get_txn(self, txn: Transaction, tenant_id: str, run_id: str) -> Run:
+        parse_id(run_id, what="run id")
+        run = txn.get_run(tenant_id, run_id)
+        if run is None:
+            raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
+        return run
+
+    def _wait_txn(self, txn: Transaction, tenant_id: str, wait_id: str) -> Wait:
+        parse_id(wait_id, what="wait id")
+        wait = txn.get_wait(tenant_id, wait_id)
+        if wait is None:
+            raise NotFound(f"no interrupt or approval {wait_id} in tenant {tenant_id!r}")
+        return wait
+
+    def _open_wait_txn(self, txn: Transaction, principal: Principal, wait_id: str) -> Wait:
+        wait = self._wait_txn(txn, principal.tenant_id, wait_id)
+        if wait.status is not WaitStatus.OPEN:
+            raise Conflict(f"{wait_id} is already {wait.status.value}; nothing to decide")
+        now = self._clock.now()
+        if wait.expires_at is not None and now >= wait.expires_at:
+            raise Conflict(
+                f"{wait_id} expired at {wait.expires_at.isoformat()}; it can no longer be decided"
+            )
+        return wait
+
+    def _resolve_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        wait: Wait,
+        status: WaitStatus,
+        resolution: dict[str, Any],
+        journal_result: str,
+    ) -> Run:
+        now = self._clock.now()
+        if not txn.resolve_wait(
+            principal.tenant_id,
+            wait.wait_id,
+            status=status.value,
+            resolved_at=now,
+            resolved_by=principal.principal_id,
+            resolution=resolution,
+        ):
+            raise Conflict(f"{wait.wait_id} was decided concurrently")
+        if wait.position:
+            for entry in txn.list_journal_visit(wait.tenant_id, wait.run_id, wait.node, wait.visit):
+                if entry.position == wait.position and entry.kind in (
+                    JournalKind.INTERRUPT,
+                    JournalKind.APPROVAL,
+                ):
+                    txn.upsert_journal_entries(
+                        [
+                            entry.model_copy(
+                                update={
+                                    "status": JournalStatus.DONE,
+                                    "result": journal_result,
+                                    "finished_at": now,
+                                }
+                            )
+                        ]
+                    )
+        run = self._get_txn(txn, wait.tenant_id, wait.run_id)
+        if run.status in FINISHED:
+            raise Conflict(f"run {run.run_id} is already {run.status.value}")
+        return self._transition_txn(
+            txn, principal, run, RunStatus.QUEUED, f"wait.{status.value}", {"wait_id": wait.wait_id}
+        )
+
+    def _transition_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        run: Run,
+        status: RunStatus,
+        event: str,
+        data: dict[str, Any],
+    ) -> Run:
+        now = self._clock.now()
+        updated = run.model_copy(
+            update={
+                "status": status,
+                "wait_id": None,
+                "resume_at": None,
+                "event_seq": run.event_seq + 1,
+                "updated_at": now,
+                "updated_by": principal.principal_id,
+            }
+        )
+        saved = txn.save_run(updated, expected_version=run.version, expected_owner=run.lease_owner)
+        if saved is None:
+            raise Conflict(f"run {run.run_id} changed concurrently; try again")
+        txn.insert_events(
+            [self._event(updated, updated.event_seq, event, {**data, "by": principal.principal_id})]
+        )
+        return updated.model_copy(update={"version": saved[0]})
+
+    def _event(self, run: Run, seq: int, type_: str, data: dict[str, Any]) -> RunEvent:
+        return RunEvent(
+            tenant_id=run.tenant_id,
+            run_id=run.run_id,
+            seq=seq,
+            at=self._clock.now(),
+            type=type_,
+            node=run.current_node,
+            duration_ms=None,
+            data=data,
+        )

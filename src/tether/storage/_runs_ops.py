@@ -1,0 +1,256 @@
+"""Typed storage operations of the run engine, written once over named queries."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tether import canonical
+from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+from tether.storage._transaction import QueryTransaction, Row
+
+
+class RunOps(QueryTransaction):
+    @abstractmethod
+    def _array_in(self, values: Sequence[str]) -> Any: ...
+
+    @abstractmethod
+    def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def _opt_ts_in(self, moment: datetime | None) -> Any:
+        return None if moment is None else self._ts_in(moment)
+
+    def _opt_ts_out(self, value: Any) -> datetime | None:
+        return None if value is None else self._ts_out(value)
+
+    def _run(self, row: Row) -> Run:
+        return Run(
+            **{
+                **row,
+                "lease_expires_at": self._opt_ts_out(row["lease_expires_at"]),
+                "deadline": self._opt_ts_out(row["deadline"]),
+                "resume_at": self._opt_ts_out(row["resume_at"]),
+                "created_at": self._ts_out(row["created_at"]),
+                "updated_at": self._ts_out(row["updated_at"]),
+                "cancel_requested": bool(row["cancel_requested"]),
+                "visits": canonical.loads(row["visits"]),
+            }
+        )
+
+    def _run_params(self, run: Run) -> dict[str, Any]:
+        params = run.model_dump()
+        params.update(
+            lease_expires_at=self._opt_ts_in(run.lease_expires_at),
+            deadline=self._opt_ts_in(run.deadline),
+            resume_at=self._opt_ts_in(run.resume_at),
+            created_at=self._ts_in(run.created_at),
+            updated_at=self._ts_in(run.updated_at),
+            visits=canonical.dumps(run.visits),
+            status=run.status.value,
+        )
+        return params
+
+    def insert_run(self, run: Run) -> None:
+        self._fetch("insert_run", self._run_params(run))
+
+    def get_run(self, tenant_id: str, run_id: str) -> Run | None:
+        row = self._one("get_run", tenant_id=tenant_id, run_id=run_id)
+        return self._run(row) if row else None
+
+    def list_runs(self, tenant_id: str, *, status: str | None, limit: int) -> list[Run]:
+        rows = self._fetch("list_runs", {"tenant_id": tenant_id, "status": status, "limit": limit})
+        return [self._run(row) for row in rows]
+
+    def save_run(
+        self, run: Run, *, expected_version: int, expected_owner: str | None
+    ) -> tuple[int, bool] | None:
+        """Write ``run`` if it is still at ``expected_version`` and leased to ``expected_owner``.
+
+        Returns the new version and whether cancellation was requested, or ``None`` when
+        another writer got there first (the caller must then stop without further effects).
+        """
+        params = self._run_params(run)
+        params.update(expected_version=expected_version, expected_owner=expected_owner)
+        row = self._one("save_run", **params)
+        if row is None:
+            return None
+        return int(row["version"]), bool(row["cancel_requested"])
+
+    def request_cancel(self, tenant_id: str, run_id: str) -> bool:
+        return self._one("request_cancel", tenant_id=tenant_id, run_id=run_id) is not None
+
+    def claim_run(
+        self, tenant_id: str, run_id: str, *, owner: str, lease_expires_at: datetime, now: datetime
+    ) -> Run | None:
+        row = self._one(
+            "claim_run",
+            tenant_id=tenant_id,
+            run_id=run_id,
+            owner=owner,
+            lease_expires_at=self._ts_in(lease_expires_at),
+            now=self._ts_in(now),
+        )
+        return self._run(row) if row else None
+
+    def find_runnable(
+        self, *, now: datetime, workflow_keys: Sequence[str], limit: int
+    ) -> list[tuple[str, str]]:
+        rows = self._fetch(
+            "find_runnable",
+            {
+                "now": self._ts_in(now),
+                "workflow_keys": self._array_in(workflow_keys),
+                "limit": limit,
+            },
+        )
+        return [(row["tenant_id"], row["run_id"]) for row in rows]
+
+    def insert_checkpoint(self, checkpoint: Checkpoint) -> None:
+        params = checkpoint.model_dump()
+        params["created_at"] = self._ts_in(checkpoint.created_at)
+        self._fetch("insert_checkpoint", params)
+
+    def list_checkpoints(
+        self, tenant_id: str, run_id: str, *, from_seq: int = 0
+    ) -> list[Checkpoint]:
+        rows = self._fetch(
+            "list_checkpoints", {"tenant_id": tenant_id, "run_id": run_id, "from_seq": from_seq}
+        )
+        return [
+            Checkpoint(**{**row, "created_at": self._ts_out(row["created_at"])}) for row in rows
+        ]
+
+    def _journal(self, row: Row) -> JournalEntry:
+        return JournalEntry(
+            **{
+                **row,
+                "retry_safe": bool(row["retry_safe"]),
+                "started_at": self._ts_out(row["started_at"]),
+                "finished_at": self._opt_ts_out(row["finished_at"]),
+            }
+        )
+
+    def upsert_journal_entries(self, entries: Sequence[JournalEntry]) -> None:
+        params = []
+        for entry in entries:
+            values = entry.model_dump()
+            values.update(
+                kind=entry.kind.value,
+                status=entry.status.value,
+                started_at=self._ts_in(entry.started_at),
+                finished_at=self._opt_ts_in(entry.finished_at),
+            )
+            params.append(values)
+        if params:
+            self._fetch_many("upsert_journal_entry", params)
+
+    def list_journal_visit(
+        self, tenant_id: str, run_id: str, node: str, visit: int
+    ) -> list[JournalEntry]:
+        rows = self._fetch(
+            "list_journal_visit",
+            {"tenant_id": tenant_id, "run_id": run_id, "node": node, "visit": visit},
+        )
+        return [self._journal(row) for row in rows]
+
+    def list_journal(self, tenant_id: str, run_id: str) -> list[JournalEntry]:
+        rows = self._fetch("list_journal", {"tenant_id": tenant_id, "run_id": run_id})
+        return [self._journal(row) for row in rows]
+
+    def _wait(self, row: Row) -> Wait:
+        return Wait(
+            **{
+                **row,
+                "request": canonical.loads(row["request"]),
+                "resolution": canonical.loads(row["resolution"]) if row["resolution"] else None,
+                "resume_at": self._opt_ts_out(row["resume_at"]),
+                "expires_at": self._opt_ts_out(row["expires_at"]),
+                "created_at": self._ts_out(row["created_at"]),
+                "resolved_at": self._opt_ts_out(row["resolved_at"]),
+            }
+        )
+
+    def insert_wait(self, wait: Wait) -> None:
+        params = wait.model_dump()
+        params.update(
+            kind=wait.kind.value,
+            reason=wait.reason.value,
+            status=wait.status.value,
+            request=canonical.dumps(wait.request),
+            resolution=None if wait.resolution is None else canonical.dumps(wait.resolution),
+            resume_at=self._opt_ts_in(wait.resume_at),
+            expires_at=self._opt_ts_in(wait.expires_at),
+            created_at=self._ts_in(wait.created_at),
+            resolved_at=self._opt_ts_in(wait.resolved_at),
+        )
+        self._fetch("insert_wait", params)
+
+    def get_wait(self, tenant_id: str, wait_id: str) -> Wait | None:
+        row = self._one("get_wait", tenant_id=tenant_id, wait_id=wait_id)
+        return self._wait(row) if row else None
+
+    def list_waits(
+        self,
+        tenant_id: str,
+        *,
+        kind: str | None = None,
+        status: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Wait]:
+        rows = self._fetch(
+            "list_waits",
+            {
+                "tenant_id": tenant_id,
+                "kind": kind,
+                "status": status,
+                "run_id": run_id,
+                "limit": limit,
+            },
+        )
+        return [self._wait(row) for row in rows]
+
+    def resolve_wait(
+        self,
+        tenant_id: str,
+        wait_id: str,
+        *,
+        status: str,
+        resolved_at: datetime,
+        resolved_by: str,
+        resolution: Mapping[str, Any],
+    ) -> bool:
+        """Close an open wait; ``False`` if it was not open any more."""
+        row = self._one(
+            "resolve_wait",
+            tenant_id=tenant_id,
+            wait_id=wait_id,
+            status=status,
+            resolved_at=self._ts_in(resolved_at),
+            resolved_by=resolved_by,
+            resolution=canonical.dumps(dict(resolution)),
+        )
+        return row is not None
+
+    def insert_events(self, events: Sequence[RunEvent]) -> None:
+        params = []
+        for event in events:
+            values = event.model_dump()
+            values.update(at=self._ts_in(event.at), data=canonical.dumps(event.data))
+            params.append(values)
+        if params:
+            self._fetch_many("insert_event", params)
+
+    def list_events(
+        self, tenant_id: str, run_id: str, *, after_seq: int = 0, limit: int = 10_000
+    ) -> list[RunEvent]:
+        rows = self._fetch(
+            "list_events",
+            {"tenant_id": tenant_id, "run_id": run_id, "after_seq": after_seq, "limit": limit},
+        )
+        return [
+            RunEvent(**{**row, "at": self._ts_out(row["at"]), "data": canonical.loads(row["data"])})
+            for row in rows
+        ]

@@ -1,0 +1,210 @@
+"""Fixtures every suite shares.
+
+``backend`` gives each test its own migrated database, once per backend:
+
+- SQLite: a file in the test's ``tmp_path``, made by ``Tether.migrate``.
+- PostgreSQL: only when ``TETHER_TEST_POSTGRES_URL`` names a server (as a superuser, e.g.
+  ``postgresql://postgres@127.0.0.1:5432/test``). The session migrates one template
+  database and each test gets ``CREATE DATABASE … TEMPLATE`` of it under a name unique to
+  this run, so concurrent runs never see each other; every database this run made is
+  dropped at the end. Without the variable the PostgreSQL tests are skipped, except under
+  ``CI=true``, where they fail: CI must never silently skip a backend.
+
+``--run-slow`` runs the tests marked ``slow`` (``make test-long``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tether import Tether
+from tests.support import TestDatabase, with_database
+
+POSTGRES_ENV = "TETHER_TEST_POSTGRES_URL"
+EXAMPLE_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=False,
+        help="also run tests marked slow (soak and chaos runs; `make test-long`)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "postgres: needs TETHER_TEST_POSTGRES_URL")
+    config.addinivalue_line("markers", "slow: long soak and chaos runs (make test-long)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip_slow = pytest.mark.skip(reason="slow test: run with --run-slow (make test-long)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+def running_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def postgres_url_or_skip() -> str:
+    """The admin URL of the test server; skip without one, but fail loudly under CI."""
+    url = os.environ.get(POSTGRES_ENV, "").strip()
+    if url:
+        return url
+    if running_in_ci():
+        pytest.fail(
+            f"CI=true but {POSTGRES_ENV} is not set: the PostgreSQL tests must run in CI, "
+            f"never skip. Point it at a server as a superuser, e.g. "
+            f"{POSTGRES_ENV}={EXAMPLE_POSTGRES_URL}",
+            pytrace=False,
+        )
+    pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV} (e.g. {EXAMPLE_POSTGRES_URL})")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's TETHER_* settings or writes into the checkout."""
+    for name in list(os.environ):
+        if name.startswith("TETHER_") and name != POSTGRES_ENV:
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+class PostgresServer:
+    """Admin access to the test server; makes databases unique to this run, drops them."""
+
+    def __init__(self, admin_url: str) -> None:
+        import psycopg
+
+        self.admin_url = admin_url
+        self.prefix = f"tether_t_{secrets.token_hex(4)}"
+        self._numbers = itertools.count(1)
+        self._created: list[str] = []
+        try:
+            self._admin = psycopg.connect(admin_url, autocommit=True, connect_timeout=5)
+        except psycopg.Error as exc:
+            pytest.fail(
+                f"{POSTGRES_ENV}={admin_url} cannot be reached: {exc}".strip(), pytrace=False
+            )
+
+    def unique_name(self, what: str = "db") -> str:
+        return f"{self.prefix}_{what}{next(self._numbers)}"
+
+    def url(self, dbname: str, *, user: str | None = None) -> str:
+        return with_database(self.admin_url, dbname, user=user)
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        cursor = self._admin.execute(sql, params)
+        return list(cursor.fetchall()) if cursor.description else []
+
+    def create_database(self, *, template: str = "template0") -> str:
+        name = self.unique_name()
+        self._created.append(name)
+        self.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        return name
+
+    def disconnect_all(self, dbname: str) -> None:
+        self.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (dbname,),
+        )
+
+    def drop_database(self, dbname: str) -> None:
+        self.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+        if dbname in self._created:
+            self._created.remove(dbname)
+
+    def close(self) -> None:
+        for name in reversed(list(self._created)):
+            self.drop_database(name)
+        self._admin.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    server = PostgresServer(postgres_url_or_skip())
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: PostgresServer) -> str:
+    """A database migrated once per session, copied for each test."""
+    name = postgres_server.create_database()
+    app, _ = Tether.migrate(url=postgres_server.url(name))
+    app.close()
+    postgres_server.disconnect_all(name)
+    return name
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        postgres_url_or_skip()
+    return str(request.param)
+
+
+@pytest.fixture
+def backend(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[TestDatabase]:
+    """A migrated database of its own for this test, on each backend in turn."""
+    if backend_name == "sqlite":
+        path = tmp_path / "tether.db"
+        url = f"sqlite:///{path}"
+        app, _ = Tether.migrate(url=url)
+        app.close()
+        yield TestDatabase("sqlite", url, path=path)
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    template: str = request.getfixturevalue("postgres_template")
+    name = server.create_database(template=template)
+    url = server.url(name)
+    try:
+        yield TestDatabase("postgres", url, admin_url=url)
+    finally:
+        server.drop_database(name)
+
+
+@pytest.fixture
+def empty_database(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[TestDatabase]:
+    """A database with nothing in it: a SQLite path not yet created, or an empty PostgreSQL."""
+    if backend_name == "sqlite":
+        path = tmp_path / "empty.db"
+        yield TestDatabase("sqlite", f"sqlite:///{path}", path=path)
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    name = server.create_database()
+    url = server.url(name)
+    try:
+        yield TestDatabase("postgres", url, admin_url=url)
+    finally:
+        server.drop_database(name)
+
+
+@pytest.fixture
+def app(backend: TestDatabase) -> Iterator[Tether]:
+    """The backend's database, opened through the public API."""
+    with backend.open() as opened:
+        yield opened
