@@ -9,6 +9,7 @@ import typer
 from tether import __version__
 from tether.cli import admin, demo
 from tether.cli.audit import audit_app
+from tether.cli.runs import approvals_app, runs_app, worker
 from tether.cli.tenants import principals_app, tenants_app
 
 app = typer.Typer(
@@ -50,6 +51,9 @@ app.command()(demo.demo)
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(principals_app, name="principals")
 app.add_typer(audit_app, name="audit")
+app.add_typer(runs_app, name="runs")
+app.add_typer(approvals_app, name="approvals")
+app.command()(worker)
 
 
 def main() -> None:
