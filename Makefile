@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/tether demo --dir demo-output
+	$(BIN)/python -m examples.case_review --dir demo-output
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

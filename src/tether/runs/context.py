@@ -317,11 +317,14 @@ class RunContext:
                     raise self.changed
                 executor.note_replay(key)
                 return (canonical.loads(entry.result or "null"),)
-            if entry.status is JournalStatus.INTENT:
-                settled = self._settle_unknown(entry, key, reconcile, retry_safe)
-                if settled is not None:
-                    return settled
-        self._check_allowed(name, key, digest, guard, approval)
+        resumed = entry is not None and entry.status is JournalStatus.INTENT
+        if entry is not None and resumed:
+            settled = self._settle_unknown(entry, key, reconcile, retry_safe)
+            if settled is not None:
+                return settled
+        # The guard passed before the intent was recorded; after a crash the effect itself
+        # may have changed the facts it checks, so a re-execution is not re-guarded.
+        self._check_allowed(name, key, digest, None if resumed else guard, approval)
         pending = _Pending(position, name, key, digest, retry_safe, time.perf_counter(), self.now())
         executor.crash_point("before_intent", key)
         intent = self._entry(

@@ -148,7 +148,11 @@ class Executor:
         }
         self._state, self._state_version = load_state_dict(txn, run)
         txn.insert_events(
-            [self._event(run.event_seq, "run.claimed", {"owner": self.owner}, None, None)]
+            [
+                self._event(
+                    run.event_seq, "run.claimed", {"owner": self.owner}, None, run.current_node
+                )
+            ]
         )
 
     def _drive(self, workflow: Workflow[Any]) -> Run:

@@ -1,0 +1,2 @@
+"""The case-review example: a run that waits for evidence and a supervisor, and survives
+being killed between a side effect and its record."""
