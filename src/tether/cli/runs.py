@@ -305,7 +305,7 @@ def worker(
     ] = False,
     lease: Annotated[
         float,
-        typer.Option(min=1, help="Lease seconds; another worker may take over a run after it."),
+        typer.Option(min=0.1, help="Lease seconds; another worker may take over a run after it."),
     ] = 60.0,
     poll: Annotated[float, typer.Option(min=0.01, help="Seconds between polls when idle.")] = 0.5,
     owner: Annotated[str | None, typer.Option(help="Worker identity (default host:pid).")] = None,
