@@ -48,7 +48,7 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.runs.workflow import Node, Workflow, WorkflowRegistry
-from tether.storage.base import Storage, Transaction
+from tether.storage.base import StepWrite, Storage, Transaction
 
 log = logging.getLogger("tether.runs")
 
@@ -486,19 +486,20 @@ class Executor:
         if update.get("status") not in (None, RunStatus.SCHEDULED):
             update.setdefault("resume_at", None)
         new_run = run.model_copy(update=update)
-        with self.storage.transaction(run.tenant_id) as txn:
-            saved = txn.save_run(new_run, expected_version=run.version, expected_owner=self.owner)
-            if saved is None:
-                raise LeaseLost()
-            version, cancel = saved
-            if cancel and cancellable:
-                self.run = run.model_copy(update={"cancel_requested": True})
-                raise RunCancelled()
-            txn.upsert_journal_entries([*self._buffered, *journal])
-            if checkpoint is not None:
-                txn.insert_checkpoint(checkpoint)
-            for wait in waits:
-                txn.insert_wait(wait)
-            txn.insert_events(rows)
+        write = StepWrite(
+            run=new_run,
+            expected_version=run.version,
+            expected_owner=self.owner,
+            cancellable=cancellable,
+            journal=[*self._buffered, *journal],
+            checkpoint=checkpoint,
+            waits=waits,
+            events=rows,
+        )
+        try:
+            version, cancel = self.storage.write_step(write)
+        except RunCancelled:
+            self.run = run.model_copy(update={"cancel_requested": True})
+            raise
         self._buffered = []
         self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})

@@ -9,7 +9,9 @@ from typing import Any
 
 from tether import canonical
 from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+from tether.errors import LeaseLost, RunCancelled
 from tether.storage._transaction import QueryTransaction, Row
+from tether.storage.base import StepWrite
 
 
 class RunOps(QueryTransaction):
@@ -107,10 +109,13 @@ class RunOps(QueryTransaction):
         )
         return [(row["tenant_id"], row["run_id"]) for row in rows]
 
-    def insert_checkpoint(self, checkpoint: Checkpoint) -> None:
+    def _checkpoint_params(self, checkpoint: Checkpoint) -> dict[str, Any]:
         params = checkpoint.model_dump()
         params["created_at"] = self._ts_in(checkpoint.created_at)
-        self._fetch("insert_checkpoint", params)
+        return params
+
+    def insert_checkpoint(self, checkpoint: Checkpoint) -> None:
+        self._fetch("insert_checkpoint", self._checkpoint_params(checkpoint))
 
     def list_checkpoints(
         self, tenant_id: str, run_id: str, *, from_seq: int = 0
@@ -132,19 +137,19 @@ class RunOps(QueryTransaction):
             }
         )
 
+    def _journal_params(self, entry: JournalEntry) -> dict[str, Any]:
+        values = entry.model_dump()
+        values.update(
+            kind=entry.kind.value,
+            status=entry.status.value,
+            started_at=self._ts_in(entry.started_at),
+            finished_at=self._opt_ts_in(entry.finished_at),
+        )
+        return values
+
     def upsert_journal_entries(self, entries: Sequence[JournalEntry]) -> None:
-        params = []
-        for entry in entries:
-            values = entry.model_dump()
-            values.update(
-                kind=entry.kind.value,
-                status=entry.status.value,
-                started_at=self._ts_in(entry.started_at),
-                finished_at=self._opt_ts_in(entry.finished_at),
-            )
-            params.append(values)
-        if params:
-            self._fetch_many("upsert_journal_entry", params)
+        if entries:
+            self._fetch_many("upsert_journal_entry", [self._journal_params(e) for e in entries])
 
     def list_journal_visit(
         self, tenant_id: str, run_id: str, node: str, visit: int
@@ -173,6 +178,9 @@ class RunOps(QueryTransaction):
         )
 
     def insert_wait(self, wait: Wait) -> None:
+        self._fetch("insert_wait", self._wait_params(wait))
+
+    def _wait_params(self, wait: Wait) -> dict[str, Any]:
         params = wait.model_dump()
         params.update(
             kind=wait.kind.value,
@@ -185,7 +193,7 @@ class RunOps(QueryTransaction):
             created_at=self._ts_in(wait.created_at),
             resolved_at=self._opt_ts_in(wait.resolved_at),
         )
-        self._fetch("insert_wait", params)
+        return params
 
     def get_wait(self, tenant_id: str, wait_id: str) -> Wait | None:
         row = self._one("get_wait", tenant_id=tenant_id, wait_id=wait_id)
@@ -234,14 +242,31 @@ class RunOps(QueryTransaction):
         )
         return row is not None
 
+    def _event_params(self, event: RunEvent) -> dict[str, Any]:
+        values = event.model_dump()
+        values.update(at=self._ts_in(event.at), data=canonical.dumps(event.data))
+        return values
+
     def insert_events(self, events: Sequence[RunEvent]) -> None:
-        params = []
-        for event in events:
-            values = event.model_dump()
-            values.update(at=self._ts_in(event.at), data=canonical.dumps(event.data))
-            params.append(values)
-        if params:
-            self._fetch_many("insert_event", params)
+        if events:
+            self._fetch_many("insert_event", [self._event_params(e) for e in events])
+
+    def write_step_txn(self, write: StepWrite) -> tuple[int, bool]:
+        """:meth:`Storage.write_step` as a sequence of statements in an open transaction."""
+        saved = self.save_run(
+            write.run, expected_version=write.expected_version, expected_owner=write.expected_owner
+        )
+        if saved is None:
+            raise LeaseLost()
+        if saved[1] and write.cancellable:
+            raise RunCancelled()
+        self.upsert_journal_entries(write.journal)
+        if write.checkpoint is not None:
+            self.insert_checkpoint(write.checkpoint)
+        for wait in write.waits:
+            self.insert_wait(wait)
+        self.insert_events(write.events)
+        return saved
 
     def list_events(
         self, tenant_id: str, run_id: str, *, after_seq: int = 0, limit: int = 10_000

@@ -74,6 +74,21 @@ class AppliedMigration:
     name: str
 
 
+@dataclass(frozen=True)
+class StepWrite:
+    """Everything one durable step writes, in one transaction guarded by the run's version
+    and lease. See :meth:`Storage.write_step`."""
+
+    run: Run
+    expected_version: int
+    expected_owner: str | None
+    cancellable: bool
+    journal: Sequence[JournalEntry] = ()
+    checkpoint: Checkpoint | None = None
+    waits: Sequence[Wait] = ()
+    events: Sequence[RunEvent] = ()
+
+
 class Transaction(Protocol):
     """Typed operations inside one open transaction. Functions taking one end in ``_txn``."""
 
@@ -168,6 +183,20 @@ class Storage(Protocol):
 
     def migrate(self) -> list[AppliedMigration]:
         """Apply every pending migration, in order; return what was applied."""
+        ...
+
+    def write_step(self, write: StepWrite) -> tuple[int, bool]:
+        """Commit one durable step: the run row (only if still at ``expected_version`` and
+        leased to ``expected_owner``), then its journal entries, checkpoint, waits and events.
+
+        One commit on SQLite, one round trip on PostgreSQL. Returns the run's new version
+        and whether cancellation has been requested.
+
+        Raises:
+            LeaseLost: the run moved on under another writer; nothing was written.
+            RunCancelled: cancellation was requested and ``write.cancellable``; nothing
+                was written.
+        """
         ...
 
     def schema_status(self) -> list[ComponentVersion]: ...

@@ -24,6 +24,8 @@ from tether.clock import to_utc
 from tether.config import Settings
 from tether.errors import (
     Conflict,
+    LeaseLost,
+    RunCancelled,
     DatabaseMissing,
     PermissionDenied,
     StorageError,
@@ -39,7 +41,7 @@ from tether.storage._sqlfile import (
     require_current,
 )
 from tether.storage._transaction import Row
-from tether.storage.base import AppliedMigration, ComponentVersion
+from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 
 _PACKAGE = __package__ or "tether.storage.postgres"
 APP_ROLE = "tether_app"
@@ -78,6 +80,38 @@ class PostgresTransaction(RunOps):
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
         with self.connection.cursor() as cursor:
             cursor.executemany(self._queries[name], params)
+
+    def step_script(self, write: StepWrite, cursor: psycopg.ClientCursor[Any]) -> str:
+        """The statements of one durable step, with their parameters bound client-side."""
+        queries = self._queries
+        run = self._run_params(write.run)
+        run.update(
+            expected_version=write.expected_version,
+            expected_owner=write.expected_owner,
+            cancellable=write.cancellable,
+        )
+        parts = [
+            cursor.mogrify(
+                "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true)",
+                (APP_ROLE, write.run.tenant_id),
+            ),
+            cursor.mogrify(queries["save_run_guarded"], run),
+        ]
+        parts += [
+            cursor.mogrify(queries["upsert_journal_entry"], self._journal_params(e))
+            for e in write.journal
+        ]
+        if write.checkpoint is not None:
+            parts.append(
+                cursor.mogrify(
+                    queries["insert_checkpoint"], self._checkpoint_params(write.checkpoint)
+                )
+            )
+        parts += [cursor.mogrify(queries["insert_wait"], self._wait_params(w)) for w in write.waits]
+        parts += [
+            cursor.mogrify(queries["insert_event"], self._event_params(e)) for e in write.events
+        ]
+        return ";\n".join(parts)
 
     def _array_in(self, values: Sequence[str]) -> list[str]:
         return list(values)
@@ -153,6 +187,33 @@ class PostgresStorage:
 
     def system_transaction(self, *, write: bool = True) -> Any:
         return self._begin(SYSTEM_ROLE, "")
+
+    def write_step(self, write: StepWrite) -> tuple[int, bool]:
+        """Send the whole step as one multi-statement query: one round trip.
+
+        PostgreSQL runs the statements of one query message as a single implicit
+        transaction, so the role and tenant set first apply to all of them and end with
+        them; the guarded run update aborts the lot if the run moved on or was cancelled.
+        """
+        try:
+            with self._pool.connection() as conn:
+                cursor = psycopg.ClientCursor(conn)
+                txn = PostgresTransaction(conn, self._queries)
+                cursor.execute(txn.step_script(write, cursor))
+                row = cursor.fetchone()
+                while row is None or "guard" not in row:
+                    if not cursor.nextset():
+                        raise StorageError("the step script returned no guard row")
+                    row = cursor.fetchone()
+                return int(row["version"]), bool(row["cancel_requested"])
+        except pg_errors.Error as exc:
+            if exc.sqlstate == "TT001":
+                raise LeaseLost() from None
+            if exc.sqlstate == "TT002":
+                raise RunCancelled() from None
+            translate_error(exc, self.display_url)
+        except PoolTimeout as exc:
+            translate_error(exc, self.display_url)
 
     def _applied_versions(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, int]:
         exists = conn.execute("SELECT to_regclass('tether_schema_versions') AS t").fetchone()

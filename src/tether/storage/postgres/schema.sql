@@ -224,6 +224,19 @@ CREATE TABLE run_events (
     FOREIGN KEY (tenant_id, run_id) REFERENCES runs (tenant_id, run_id)
 );
 
+CREATE FUNCTION tether_step_guard(saved integer, cancel boolean, cancellable boolean)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF saved = 0 THEN
+        RAISE EXCEPTION 'the run moved on under another writer' USING ERRCODE = 'TT001';
+    END IF;
+    IF cancel AND cancellable THEN
+        RAISE EXCEPTION 'the run was cancelled' USING ERRCODE = 'TT002';
+    END IF;
+    RETURN true;
+END $$;
+
 GRANT SELECT, INSERT, UPDATE ON runs, run_checkpoints, run_journal, run_waits, run_events
     TO tether_app, tether_system;
 

@@ -35,7 +35,7 @@ from tether.storage._sqlfile import (
     require_current,
 )
 from tether.storage._transaction import Row
-from tether.storage.base import AppliedMigration, ComponentVersion
+from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
 
@@ -179,6 +179,10 @@ class SQLiteStorage:
 
     def system_transaction(self, *, write: bool = True) -> Any:
         return self._begin(write)
+
+    def write_step(self, write: StepWrite) -> tuple[int, bool]:
+        with self._begin(True) as txn:
+            return txn.write_step_txn(write)
 
     def _applied_versions(self, conn: sqlite3.Connection) -> dict[str, int]:
         exists = conn.execute(

@@ -37,6 +37,28 @@ WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND version = %(expected
   AND lease_owner IS NOT DISTINCT FROM %(expected_owner)s::text
 RETURNING version, cancel_requested;
 
+-- name: save_run_guarded
+-- save_run that aborts the whole transaction (SQLSTATE TT001 / TT002) instead of returning
+-- no row, so a step can be sent as one script in a single round trip.
+WITH saved AS (
+UPDATE runs
+SET status = %(status)s, current_node = %(current_node)s, state_version = %(state_version)s,
+    checkpoint_seq = %(checkpoint_seq)s, full_seq = %(full_seq)s, delta_bytes = %(delta_bytes)s,
+    full_bytes = %(full_bytes)s,
+    event_seq = %(event_seq)s, version = version + 1, lease_owner = %(lease_owner)s,
+    lease_expires_at = %(lease_expires_at)s, attempt = %(attempt)s, steps = %(steps)s,
+    resume_at = %(resume_at)s, wait_id = %(wait_id)s, error = %(error)s, visits = %(visits)s,
+    updated_at = %(updated_at)s, updated_by = %(updated_by)s
+WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND version = %(expected_version)s
+  AND lease_owner IS NOT DISTINCT FROM %(expected_owner)s::text
+RETURNING version, cancel_requested
+)
+SELECT version, cancel_requested,
+       tether_step_guard((SELECT count(*) FROM saved)::integer,
+                         coalesce((SELECT bool_or(cancel_requested) FROM saved), false),
+                         %(cancellable)s) AS guard
+FROM (SELECT 1) AS one LEFT JOIN saved ON true;
+
 -- name: request_cancel
 UPDATE runs SET cancel_requested = true
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
