@@ -314,7 +314,7 @@ def worker(
     """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node)."""
     with reporting(), open_app(url) as app:
         registry = load_registry(workflows)
-        loop = Worker(app.executor(registry, lease_s=lease, owner=owner), poll_s=poll)
+        loop = Worker(app.executor(registry, lease_s=lease, owner=owner), app.runs, poll_s=poll)
 
         def stop(signum: int, frame: object) -> None:
             loop.stop.set()

@@ -17,7 +17,7 @@ from tether.audit import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
-from tether.principals import Principal, Role
+from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.runs.engine import load_state_dict
 from tether.runs.models import (
     FINISHED,
@@ -309,6 +309,40 @@ class Runs:
             )
             return updated
 
+    def expire_waits(self, *, limit: int = 100) -> int:
+        """Expire open interrupts and approvals past their expiry, in every tenant.
+
+        The run is queued again: an expired approval reaches the node as a decision with
+        status ``expired`` (never approved); an expired question raises
+        :class:`~tether.errors.InterruptExpired` in the node. Returns how many expired.
+        """
+        now = self._clock.now()
+        with self._storage.system_transaction(write=False) as txn:
+            expired = txn.find_expired_waits(now=now, limit=limit)
+        count = 0
+        for tenant_id, wait_id in expired:
+            system = Principal(tenant_id, SYSTEM_ACTOR, frozenset({Role.ADMIN}))
+            with self._storage.transaction(tenant_id) as txn:
+                wait = txn.get_wait(tenant_id, wait_id)
+                if wait is None or wait.status is not WaitStatus.OPEN:
+                    continue
+                if wait.kind is JournalKind.APPROVAL:
+                    decision = ApprovalDecision(
+                        approval_id=wait_id,
+                        status=WaitStatus.EXPIRED,
+                        action_digest=wait.action_digest or "",
+                        decided_by=None,
+                        comment="expired",
+                    )
+                    result: str | None = decision.model_dump_json()
+                else:
+                    result = None
+                self._resolve_txn(
+                    txn, system, wait, WaitStatus.EXPIRED, {"expired_at": now}, result
+                )
+                count += 1
+        return count
+
     # -- helpers -------------------------------------------------------------------------
 
     def _get_txn(self, txn: Transaction, tenant_id: str, run_id: str) -> Run:
@@ -343,7 +377,7 @@ class Runs:
         wait: Wait,
         status: WaitStatus,
         resolution: dict[str, Any],
-        journal_result: str,
+        journal_result: str | None,
     ) -> Run:
         now = self._clock.now()
         if not txn.resolve_wait(
@@ -355,7 +389,7 @@ class Runs:
             resolution=resolution,
         ):
             raise Conflict(f"{wait.wait_id} was decided concurrently")
-        if wait.position:
+        if wait.position and journal_result is not None:
             for entry in txn.list_journal_visit(wait.tenant_id, wait.run_id, wait.node, wait.visit):
                 if entry.position == wait.position and entry.kind in (
                     JournalKind.INTERRUPT,

@@ -11,6 +11,7 @@ from typing import Any
 
 from tether.errors import InvalidInput
 from tether.runs.engine import Executor
+from tether.runs.service import Runs
 from tether.runs.workflow import Workflow, WorkflowRegistry
 
 log = logging.getLogger("tether.worker")
@@ -44,10 +45,15 @@ def load_registry(spec: str) -> WorkflowRegistry:
 
 
 class Worker:
-    """Loops over :meth:`Executor.execute_next`; polls when there is nothing to do."""
+    """Loops over :meth:`Executor.execute_next`; polls when there is nothing to do.
 
-    def __init__(self, executor: Executor, *, poll_s: float = 0.5) -> None:
+    When idle it also expires waits past their expiry (``runs.expire_waits``), so an
+    approval nobody decided in time sends its run down the rejection path.
+    """
+
+    def __init__(self, executor: Executor, runs: Runs, *, poll_s: float = 0.5) -> None:
         self.executor = executor
+        self.runs = runs
         self.poll_s = poll_s
         self.stop = threading.Event()
 
@@ -59,6 +65,8 @@ class Worker:
         done = 0
         while not self.stop.is_set():
             run = self.executor.execute_next()
+            if run is None and self.runs.expire_waits():
+                continue
             if run is None:
                 if until_idle:
                     break

@@ -220,6 +220,10 @@ class RunOps(QueryTransaction):
         )
         return [self._wait(row) for row in rows]
 
+    def find_expired_waits(self, *, now: datetime, limit: int) -> list[tuple[str, str]]:
+        rows = self._fetch("find_expired_waits", {"now": self._ts_in(now), "limit": limit})
+        return [(row["tenant_id"], row["wait_id"]) for row in rows]
+
     def resolve_wait(
         self,
         tenant_id: str,

@@ -144,6 +144,7 @@ class Transaction(Protocol):
         run_id: str | None = None,
         limit: int = 100,
     ) -> list[Wait]: ...
+    def find_expired_waits(self, *, now: datetime, limit: int) -> list[tuple[str, str]]: ...
     def resolve_wait(
         self,
         tenant_id: str,

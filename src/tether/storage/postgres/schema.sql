@@ -210,6 +210,7 @@ CREATE TABLE run_waits (
 
 CREATE INDEX run_waits_by_status ON run_waits (tenant_id, kind, status, created_at);
 CREATE INDEX run_waits_by_run ON run_waits (tenant_id, run_id);
+CREATE INDEX run_waits_expiring ON run_waits (status, expires_at);
 
 CREATE TABLE run_events (
     tenant_id   text NOT NULL,

@@ -144,6 +144,12 @@ WHERE tenant_id = %(tenant_id)s
 ORDER BY created_at, wait_id
 LIMIT %(limit)s;
 
+-- name: find_expired_waits
+SELECT tenant_id, wait_id FROM run_waits
+WHERE status = 'open' AND expires_at IS NOT NULL AND expires_at <= %(now)s
+ORDER BY expires_at
+LIMIT %(limit)s;
+
 -- name: resolve_wait
 UPDATE run_waits
 SET status = %(status)s, resolved_at = %(resolved_at)s, resolved_by = %(resolved_by)s,

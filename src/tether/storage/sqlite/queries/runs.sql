@@ -121,6 +121,12 @@ WHERE tenant_id = :tenant_id
 ORDER BY created_at, wait_id
 LIMIT :limit;
 
+-- name: find_expired_waits
+SELECT tenant_id, wait_id FROM run_waits
+WHERE status = 'open' AND expires_at IS NOT NULL AND expires_at <= :now
+ORDER BY expires_at
+LIMIT :limit;
+
 -- name: resolve_wait
 UPDATE run_waits
 SET status = :status, resolved_at = :resolved_at, resolved_by = :resolved_by,
