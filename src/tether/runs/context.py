@@ -27,6 +27,7 @@ from tether.errors import (
 from tether.principals import Role
 from tether.runs.models import (
     ApprovalDecision,
+    ApprovalRequest,
     InterruptReason,
     JournalEntry,
     JournalKind,
@@ -555,16 +556,16 @@ class RunContext:
         if entry is not None and entry.status is JournalStatus.DONE:
             return ApprovalDecision.model_validate_json(entry.result or "{}")
         title_text = title or f"approve {self.node}"
-        request: dict[str, Any] = {
-            "title": title_text,
-            "action": dict(action),
-            "rationale": rationale,
-            "evidence": list(evidence),
-            "risk": Risk(risk).value,
-            "alternatives": list(alternatives),
-            "on_approve": on_approve,
-            "on_reject": on_reject,
-        }
+        request = ApprovalRequest(
+            title=title_text,
+            action=dict(action),
+            rationale=rationale,
+            evidence=list(evidence),
+            risk=Risk(risk),
+            alternatives=list(alternatives),
+            on_approve=on_approve,
+            on_reject=on_reject,
+        ).model_dump(mode="json")
         wait = self._executor.new_wait(
             self,
             position,

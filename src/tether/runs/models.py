@@ -207,6 +207,21 @@ class RunEvent(BaseModel):
     data: dict[str, Any]
 
 
+class ApprovalRequest(BaseModel):
+    """What an approver sees: stored as the ``request`` of an approval ``Wait``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    action: dict[str, Any] = Field(description="the exact action; its digest gates the effect")
+    rationale: str
+    evidence: list[str] = Field(default_factory=list, description="references, e.g. note:12")
+    risk: Risk = Risk.MEDIUM
+    alternatives: list[str] = Field(default_factory=list)
+    on_approve: str = Field("", description="what happens if approved")
+    on_reject: str = Field("", description="what happens if rejected")
+
+
 class ApprovalDecision(BaseModel):
     """What ``ctx.approval`` returns once the request is decided."""
 
