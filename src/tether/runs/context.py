@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tether import canonical
 from tether.errors import (
@@ -259,9 +259,7 @@ class RunContext:
                 finally:
                     pool.shutdown(wait=False)
         except concurrent.futures.TimeoutError:
-            raise TimeoutError(
-                f"effect {name!r} ({decision.key}) timed out after {timeout_s}s"
-            ) from None
+            return self._effect_timed_out(decision, reconcile, timeout_s)
         except Exception as exc:
             self._effect_failed(decision, exc)
             raise
@@ -286,9 +284,7 @@ class RunContext:
         try:
             result = await asyncio.wait_for(fn(decision.key), timeout_s)
         except TimeoutError:
-            raise TimeoutError(
-                f"effect {name!r} ({decision.key}) timed out after {timeout_s}s"
-            ) from None
+            return self._effect_timed_out(decision, reconcile, timeout_s)
         except Exception as exc:
             self._effect_failed(decision, exc)
             raise
@@ -319,6 +315,12 @@ class RunContext:
                 executor.note_replay(key)
                 return (canonical.loads(entry.result or "null"),)
         resumed = entry is not None and entry.status is JournalStatus.INTENT
+        if entry is not None and resumed and entry.request_digest != digest:
+            self.changed = WorkflowChanged(
+                f"effect {name!r} ({key}) was started with a different request than the code "
+                "makes now; it will not be sent again under the same key"
+            )
+            raise self.changed
         if entry is not None and resumed:
             settled = self._settle_unknown(entry, key, reconcile, retry_safe)
             if settled is not None:
@@ -355,11 +357,11 @@ class RunContext:
         executor = self._executor
         review = executor.waits.get(entry.wait_id or "")
         if review is not None and review.status is WaitStatus.ANSWERED:
-            answer = review.resolution or {}
-            if answer.get("answer", {}).get("retry"):
+            answer = (review.resolution or {}).get("answer")
+            if isinstance(answer, dict) and answer.get("retry") is True:
                 return None
-            if "result" in answer.get("answer", {}):
-                return (self._record_settled(entry, answer["answer"]["result"], "operator"),)
+            if isinstance(answer, dict) and "result" in answer:
+                return (self._record_settled(entry, answer["result"], "operator"),)
         if reconcile is not None:
             found = reconcile(key)
             if not isinstance(found, NotApplied):
@@ -367,7 +369,11 @@ class RunContext:
             return None
         if retry_safe:
             return None
-        wait = executor.new_wait(
+        self._review_unknown(entry, key)
+
+    def _review_unknown(self, entry: JournalEntry, key: str) -> NoReturn:
+        """Park the run for a person to say whether the effect happened."""
+        wait = self._executor.new_wait(
             self,
             entry.position,
             JournalKind.INTERRUPT,
@@ -419,6 +425,23 @@ class RunContext:
             reason = guard()
             if reason:
                 raise ActionNotApproved(f"effect {name!r} ({key}) refused by its guard: {reason}")
+
+    def _effect_timed_out(
+        self, pending: _Pending, reconcile: Callable[[str], Any] | None, timeout_s: float | None
+    ) -> Any:
+        """The effect may or may not have happened: settle it as after a crash, except that
+        a retry-safe effect is retried later (by the node's retry policy) rather than now,
+        while the timed-out call may still be running."""
+        entry = self._journal[pending.position]
+        if reconcile is not None:
+            found = reconcile(pending.key)
+            if not isinstance(found, NotApplied):
+                return self._record_settled(entry, found, "reconcile")
+        if pending.retry_safe:
+            raise TimeoutError(
+                f"effect {pending.name!r} ({pending.key}) timed out after {timeout_s}s"
+            )
+        self._review_unknown(entry, pending.key)
 
     def _effect_done(self, pending: _Pending, result: Any) -> Any:
         executor = self._executor
@@ -500,6 +523,17 @@ class RunContext:
             if wait is not None and wait.status is WaitStatus.EXPIRED:
                 raise InterruptExpired(f"{reason.value} question {wait.wait_id} expired unanswered")
             if wait is not None and wait.resume_at is not None and wait.resume_at <= self.now():
+                if wait.status is WaitStatus.OPEN:
+                    self._executor.buffer_resolution(
+                        wait.model_copy(
+                            update={
+                                "status": WaitStatus.ANSWERED,
+                                "resolved_at": self.now(),
+                                "resolved_by": self._executor.owner,
+                                "resolution": {"resumed_at": self.now()},
+                            }
+                        )
+                    )
                 done = entry.model_copy(
                     update={
                         "status": JournalStatus.DONE,

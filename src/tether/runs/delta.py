@@ -12,6 +12,17 @@ from typing import Any
 Op = list[Any]
 
 
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: unlike ``==``, ``1``, ``1.0`` and ``True`` differ."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def diff(old: Any, new: Any, path: list[str] | None = None) -> list[Op]:
     """The operations that turn ``old`` into ``new``."""
     here = path or []
@@ -22,13 +33,13 @@ def diff(old: Any, new: Any, path: list[str] | None = None) -> list[Op]:
         for key, value in new.items():
             if key not in old:
                 ops.append(["set", [*here, key], value])
-            elif old[key] != value:
+            elif not same(old[key], value):
                 ops.extend(diff(old[key], value, [*here, key]))
         return ops
     grew = isinstance(old, list) and isinstance(new, list) and len(new) > len(old)
-    if grew and new[: len(old)] == old:
+    if grew and all(same(x, y) for x, y in zip(old, new, strict=False)):
         return [["append", here, new[len(old) :]]]
-    if old == new and type(old) is type(new):
+    if same(old, new):
         return []
     return [["set", here, new]]
 

@@ -102,6 +102,7 @@ class Executor:
         self.waits: dict[str, Wait] = {}
         self.replays: list[str] = []
         self._buffered: list[JournalEntry] = []
+        self._resolutions: list[Wait] = []
         self._state: dict[str, Any] = {}
         self.run: Run
 
@@ -143,6 +144,7 @@ class Executor:
     def _start_txn(self, txn: Transaction, run: Run) -> None:
         self.run = run
         self._buffered = []
+        self._resolutions = []
         self.waits = {
             w.wait_id: w for w in txn.list_waits(run.tenant_id, run_id=run.run_id, limit=10_000)
         }
@@ -157,9 +159,10 @@ class Executor:
 
     def _drive(self, workflow: Workflow[Any]) -> Run:
         try:
-            self._loop(workflow)
-        except RunCancelled:
-            self._finish(RunStatus.CANCELLED, "run.cancelled", {}, error=None)
+            try:
+                self._loop(workflow)
+            except RunCancelled:
+                self._finish(RunStatus.CANCELLED, "run.cancelled", {}, error=None)
         except LeaseLost:
             log.warning("run %s: lease lost to another worker; stopped", self.run.run_id)
         return self.run
@@ -388,6 +391,11 @@ class Executor:
 
     # -- the one write path --------------------------------------------------------------
 
+    def buffer_resolution(self, wait: Wait) -> None:
+        """Close a wait (a timed one that has come due) with the next write."""
+        self._resolutions.append(wait)
+        self.waits[wait.wait_id] = wait
+
     def buffer_step(self, entry: JournalEntry) -> None:
         """Steps become durable with the next write (nothing durable can depend on them
         before that), so they cost no commit of their own."""
@@ -494,6 +502,7 @@ class Executor:
             journal=[*self._buffered, *journal],
             checkpoint=checkpoint,
             waits=waits,
+            resolved=self._resolutions,
             events=rows,
         )
         try:
@@ -502,4 +511,5 @@ class Executor:
             self.run = run.model_copy(update={"cancel_requested": True})
             raise
         self._buffered = []
+        self._resolutions = []
         self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})

@@ -189,6 +189,11 @@ class Runs:
             wait = self._open_wait_txn(txn, principal, wait_id)
             if wait.kind is JournalKind.APPROVAL:
                 raise InvalidInput(f"{wait_id} is an approval request: approve or reject it")
+            if "idempotency_key" in wait.request and not _settles_effect(answer):
+                raise InvalidInput(
+                    f"{wait_id} asks whether effect {wait.request.get('effect')!r} happened: "
+                    'answer {"result": <its result>} if it did, or {"retry": true} to run it again'
+                )
             result = {"answer": answer}
             run = self._resolve_txn(
                 txn, principal, wait, WaitStatus.ANSWERED, result, canonical.dumps(answer)
@@ -288,18 +293,24 @@ class Runs:
             run = self._get_txn(txn, principal.tenant_id, run_id)
             if run.status in FINISHED:
                 raise Conflict(f"run {run_id} is {run.status.value}; a finished run cannot resume")
-            if run.wait_id is not None:
-                wait = txn.get_wait(principal.tenant_id, run.wait_id)
-                if wait is not None and wait.status is WaitStatus.OPEN and wait.resume_at is None:
-                    raise Conflict(
-                        f"run {run_id} waits on {wait.reason.value} {wait.wait_id}; answer it "
-                        "(or decide the approval) to resume"
-                    )
             if run.status not in (RunStatus.PAUSED, RunStatus.SCHEDULED):
                 raise Conflict(
                     f"run {run_id} is {run.status.value}; only paused or scheduled runs resume"
                 )
-            updated = self._transition_txn(txn, principal, run, RunStatus.QUEUED, "run.resumed", {})
+            wait = txn.get_wait(principal.tenant_id, run.wait_id) if run.wait_id else None
+            if wait is not None and wait.status is WaitStatus.OPEN and wait.resume_at is None:
+                raise Conflict(
+                    f"run {run_id} waits on {wait.reason.value} {wait.wait_id}; answer it "
+                    "(or decide the approval) to resume"
+                )
+            if wait is not None and wait.status is WaitStatus.OPEN:
+                updated = self._resolve_txn(
+                    txn, principal, wait, WaitStatus.ANSWERED, {"resumed_early": True}, "null"
+                )
+            else:
+                updated = self._transition_txn(
+                    txn, principal, run, RunStatus.QUEUED, "run.resumed", {}
+                )
             self._audit.record_txn(
                 txn,
                 tenant_id=principal.tenant_id,
@@ -452,3 +463,8 @@ class Runs:
             duration_ms=None,
             data=data,
         )
+
+
+def _settles_effect(answer: Any) -> bool:
+    """An answer to "did this effect happen?": ``{"result": …}`` or ``{"retry": true}``."""
+    return isinstance(answer, dict) and ("result" in answer or answer.get("retry") is True)

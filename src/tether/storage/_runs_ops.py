@@ -224,6 +224,16 @@ class RunOps(QueryTransaction):
         rows = self._fetch("find_expired_waits", {"now": self._ts_in(now), "limit": limit})
         return [(row["tenant_id"], row["wait_id"]) for row in rows]
 
+    def _resolution_params(self, wait: Wait) -> dict[str, Any]:
+        return {
+            "tenant_id": wait.tenant_id,
+            "wait_id": wait.wait_id,
+            "status": wait.status.value,
+            "resolved_at": self._opt_ts_in(wait.resolved_at),
+            "resolved_by": wait.resolved_by,
+            "resolution": canonical.dumps(wait.resolution or {}),
+        }
+
     def resolve_wait(
         self,
         tenant_id: str,
@@ -269,6 +279,8 @@ class RunOps(QueryTransaction):
             self.insert_checkpoint(write.checkpoint)
         for wait in write.waits:
             self.insert_wait(wait)
+        for wait in write.resolved:
+            self._fetch("resolve_wait", self._resolution_params(wait))
         self.insert_events(write.events)
         return saved
 

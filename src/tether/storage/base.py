@@ -86,6 +86,8 @@ class StepWrite:
     journal: Sequence[JournalEntry] = ()
     checkpoint: Checkpoint | None = None
     waits: Sequence[Wait] = ()
+    resolved: Sequence[Wait] = ()
+    """Open waits to close, carrying their new status, resolver and resolution."""
     events: Sequence[RunEvent] = ()
 
 

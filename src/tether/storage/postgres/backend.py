@@ -109,6 +109,10 @@ class PostgresTransaction(RunOps):
             )
         parts += [cursor.mogrify(queries["insert_wait"], self._wait_params(w)) for w in write.waits]
         parts += [
+            cursor.mogrify(queries["resolve_wait"], self._resolution_params(w))
+            for w in write.resolved
+        ]
+        parts += [
             cursor.mogrify(queries["insert_event"], self._event_params(e)) for e in write.events
         ]
         return ";\n".join(parts)

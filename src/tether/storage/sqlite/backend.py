@@ -206,6 +206,11 @@ class SQLiteStorage:
         require_current(self.schema_status(), self.display_url)
 
     def migrate(self) -> list[AppliedMigration]:
+        """Apply pending migrations in one ``BEGIN IMMEDIATE`` transaction.
+
+        SQLite's DDL is transactional, so concurrent migrators serialise on the write lock
+        and the second finds nothing left to do.
+        """
         conn = self._connection()
         applied: list[AppliedMigration] = []
         try:
@@ -217,30 +222,25 @@ class SQLiteStorage:
                     compare_versions(versions, latest_versions(self._migrations)),
                     self.display_url,
                 )
+                stamp = format_timestamp(SystemClock().now())
+                for migration in self._migrations:
+                    if migration.version <= versions.get(migration.component, 0):
+                        continue
+                    for statement in split_statements(migration.sql):
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO tether_schema_versions (component, version, name, applied_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        (migration.component, migration.version, migration.name, stamp),
+                    )
+                    applied.append(
+                        AppliedMigration(migration.component, migration.version, migration.name)
+                    )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            for migration in self._migrations:
-                if migration.version <= versions.get(migration.component, 0):
-                    continue
-                stamp = format_timestamp(SystemClock().now())
-                script = (
-                    "BEGIN IMMEDIATE;\n"
-                    f"{migration.sql}\n;"
-                    "INSERT INTO tether_schema_versions (component, version, name, applied_at) "
-                    f"VALUES ('{migration.component}', {migration.version}, "
-                    f"'{migration.name}', '{stamp}');\nCOMMIT;"
-                )
-                try:
-                    conn.executescript(script)
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                applied.append(
-                    AppliedMigration(migration.component, migration.version, migration.name)
-                )
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
         return applied
@@ -251,3 +251,22 @@ class SQLiteStorage:
             connections, self._connections = self._connections, []
         for conn in connections:
             conn.close()
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (trigger bodies stay whole)."""
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines(keepends=True):
+        current.append(line)
+        text = "".join(current)
+        if sqlite3.complete_statement(text):
+            if text.strip(" \n\t;"):
+                statements.append(text)
+            current = []
+    rest = "".join(current)
+    if rest.strip() and not all(
+        part.strip().startswith("--") or not part.strip() for part in rest.splitlines()
+    ):
+        raise StorageError(f"incomplete SQL statement in migration: {rest.strip()[:80]}")
+    return statements
