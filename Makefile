@@ -21,6 +21,10 @@ test: $(STAMP)
 test-long: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow --run-slow
 
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[postgres,dev,bench]'
+	$(BIN)/python -m bench.steps
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests

@@ -90,7 +90,8 @@ class Tether:
         """The key for data-subject hashes: ``TETHER_SECRET_KEY``, else the database's own."""
         if self.settings.secret_key is not None:
             return self.settings.secret_key.get_secret_value().encode()
-        with self.storage.system_transaction(write=False) as txn:
+        # tether_meta holds no tenant's rows; the application role may read it.
+        with self.storage.transaction("", write=False) as txn:
             stored = txn.get_meta(_SUBJECT_KEY)
         if stored is None:
             raise SchemaOutdated("the database has no subject key yet; run `tether migrate`")

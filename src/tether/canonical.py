@@ -23,7 +23,7 @@ from tether.errors import InvalidInput
 
 def _default(value: object) -> object:
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+        return value.model_dump()
     if isinstance(value, datetime):
         return format_timestamp(value)
     if isinstance(value, uuid.UUID):
@@ -40,8 +40,24 @@ def _default(value: object) -> object:
     )
 
 
+def _check_keys(value: Any) -> None:
+    """Refuse non-string dict keys: JSON would turn ``{1: x}`` into ``{"1": x}`` silently."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidInput(
+                    f"cannot store a mapping with a {type(key).__name__} key ({key!r}) as JSON: "
+                    "use string keys"
+                )
+            _check_keys(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_keys(item)
+
+
 def dumps(value: Any) -> str:
     """Encode ``value`` as canonical JSON text."""
+    _check_keys(value)
     try:
         return json.dumps(
             value,
@@ -51,7 +67,7 @@ def dumps(value: Any) -> str:
             ensure_ascii=False,
             allow_nan=False,
         )
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise InvalidInput(f"cannot encode as JSON: {exc}") from exc
 
 

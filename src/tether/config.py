@@ -6,6 +6,7 @@ raises :class:`~tether.errors.ConfigError` naming the variable, before anything 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -33,10 +34,11 @@ class DatabaseUrl:
         if self.backend == "sqlite":
             return self.raw
         parts = urlsplit(self.raw)
-        if parts.password is None:
-            return self.raw
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urlunsplit(parts._replace(netloc=netloc))
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+        return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def parse_database_url(url: str) -> DatabaseUrl:

@@ -73,7 +73,7 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 
 def check_name(value: str, *, what: str) -> str:
     """Validate a user-chosen identifier (tenant, principal): lowercase slug, 1-63 chars."""
-    if not isinstance(value, str) or not _NAME.match(value):
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise InvalidInput(
             f"{what} {value!r} is not valid: use 1-63 lowercase letters, digits, '.', '_' "
             "or '-', starting with a letter or digit"

@@ -152,6 +152,7 @@ class TenantDirectory:
     def grant(self, by: Principal, principal_id: str, roles: Iterable[str]) -> PrincipalRecord:
         """Create a principal or replace its roles; only an admin may."""
         by.require(Role.ADMIN)
+        self.require(by.tenant_id)
         check_name(principal_id, what="principal")
         parsed = parse_roles(roles)
         if not parsed:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 
+from tests.support import RawConnection, TestDatabase, record
 from tether import FakeClock, Tether
 from tether.errors import InvalidInput, TetherError
-from tests.support import RawConnection, TestDatabase, record
 
 START = datetime(2030, 3, 1, 9, 0, tzinfo=UTC)
 SUBJECT = "patient-4711"
@@ -58,7 +59,7 @@ def test_recorded_entries_read_back_in_order(backend: TestDatabase) -> None:
     assert entries[2].at == START
     assert entries[3].at == START + timedelta(minutes=5)
     assert entries[0].prev_hash == ""
-    assert all(later.prev_hash == earlier.entry_hash for earlier, later in zip(entries, entries[1:]))
+    assert all(later.prev_hash == earlier.entry_hash for earlier, later in pairwise(entries))
     assert len({entry.entry_id for entry in entries}) == 6
 
 
@@ -105,9 +106,10 @@ def test_entry_in_a_failed_transaction_is_not_kept(acme: Tether) -> None:
 
 
 def test_malformed_action_is_refused_and_nothing_written(acme: Tether) -> None:
-    with pytest.raises(InvalidInput, match="dotted lowercase"), acme.storage.transaction(
-        "acme"
-    ) as txn:
+    with (
+        pytest.raises(InvalidInput, match="dotted lowercase"),
+        acme.storage.transaction("acme") as txn,
+    ):
         acme.audit.record_txn(
             txn, tenant_id="acme", actor_id="alice", action="Closed Case", target="case:1"
         )
@@ -322,7 +324,9 @@ def stored_text(backend: TestDatabase) -> str:
         ]
         assert "audit_log" in tables
         texts = [
-            str(row[0]) for table in tables for row in raw.execute(f'SELECT t::text FROM "{table}" t')
+            str(row[0])
+            for table in tables
+            for row in raw.execute(f'SELECT t::text FROM "{table}" t')
         ]
     return "\n".join(texts)
 
@@ -351,3 +355,33 @@ def test_concurrent_writers_keep_one_unbroken_chain(backend: TestDatabase) -> No
         report = app.audit.verify("acme")
         assert report.ok, report.problem
         assert report.entries_checked == 2 + 4 * 10 * 2
+
+
+def test_verify_while_another_process_writes_reports_no_false_tampering(
+    backend: TestDatabase,
+) -> None:
+    with backend.open() as app:
+        app.tenants.create("acme", admin="alice")
+        record(app, "acme", 200)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def keep_writing() -> None:
+        try:
+            with backend.open() as writer:
+                while not done.is_set():
+                    record(writer, "acme", 1)
+        except BaseException as exc:
+            errors.append(exc)
+
+    writer = threading.Thread(target=keep_writing)
+    writer.start()
+    try:
+        with backend.open() as app:
+            problems = [app.audit.verify("acme").problem for _ in range(40)]
+    finally:
+        done.set()
+        writer.join()
+
+    assert errors == []
+    assert [problem for problem in problems if problem is not None] == []

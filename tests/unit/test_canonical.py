@@ -37,8 +37,9 @@ json_values = st.recursive(
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -96,9 +97,7 @@ def test_arbitrary_objects_are_refused_with_invalid_input(bad: object) -> None:
         canonical.dumps({"value": bad})
 
 
-@pytest.mark.parametrize(
-    "key", [uuid.UUID(int=1), object()], ids=["uuid-key", "object-key"]
-)
+@pytest.mark.parametrize("key", [uuid.UUID(int=1), object()], ids=["uuid-key", "object-key"])
 def test_dicts_with_non_string_keys_are_refused_with_invalid_input(key: object) -> None:
     with pytest.raises(InvalidInput):
         canonical.dumps({key: 1})

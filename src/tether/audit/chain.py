@@ -73,6 +73,7 @@ def verify_chain(
     previous = GENESIS
     seen: dict[str, int] = {}
     checked = 0
+    last_id: str | None = None
 
     def report(problem: ChainProblem | None) -> VerifyReport:
         return VerifyReport(tenant_id, checked, head_seq, problem)
@@ -135,9 +136,20 @@ def verify_chain(
             )
         seen[row.entry_hash] = row.seq
         previous = row.entry_hash
+        last_id = row.entry_id
         expected_seq += 1
     last = expected_seq - 1
-    if head_seq != last or (head_seq and head_hash != previous):
+    if head_seq == last and last and head_hash != previous:
+        return report(
+            ChainProblem(
+                "edited",
+                last,
+                last_id,
+                f"entry #{last} ({last_id}) was replaced: its hash does not match the one the "
+                "tenant recorded when it was written",
+            )
+        )
+    if head_seq != last:
         return report(
             ChainProblem(
                 "truncated",

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 
 from tether import canonical
 from tether.app import Tether
@@ -69,7 +70,9 @@ def print_json(value: Any) -> None:
 
 
 def say_database(display_url: str) -> None:
-    err_console.print(f"[dim]database: {display_url}[/dim]", highlight=False)
+    err_console.print(
+        f"[dim]database: {escape(display_url)}[/dim]", highlight=False, soft_wrap=True
+    )
 
 
 @contextmanager
@@ -80,7 +83,11 @@ def reporting(json_mode: bool = False) -> Iterator[None]:
     except TetherError as exc:
         if json_mode:
             print_json({"error": {"code": exc.code, "message": exc.message}})
-        err_console.print(f"[red]error[{exc.code}][/red]: {exc.message}", highlight=False)
+        err_console.print(
+            f"[red]error\\[{exc.code}][/red]: {escape(exc.message)}",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(exc.exit_code) from None
 
 

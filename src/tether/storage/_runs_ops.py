@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from tether import canonical
-from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 from tether.errors import LeaseLost, RunCancelled
+from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.base import StepWrite
 

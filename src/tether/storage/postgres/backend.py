@@ -24,10 +24,10 @@ from tether.clock import to_utc
 from tether.config import Settings
 from tether.errors import (
     Conflict,
-    LeaseLost,
-    RunCancelled,
     DatabaseMissing,
+    LeaseLost,
     PermissionDenied,
+    RunCancelled,
     StorageError,
     StorageUnavailable,
 )
@@ -175,9 +175,13 @@ class PostgresStorage:
             translate_error(exc, self.display_url)
 
     @contextmanager
-    def _begin(self, role: str, tenant_id: str) -> Iterator[PostgresTransaction]:
+    def _begin(self, role: str, tenant_id: str, write: bool) -> Iterator[PostgresTransaction]:
         try:
             with self._pool.connection() as conn, conn.transaction():
+                if not write:
+                    # Reads see one snapshot (an audit chain and its head, a run and its
+                    # checkpoints), as SQLite's read transactions do.
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 conn.execute(
                     "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true)",
                     (role, tenant_id),
@@ -187,10 +191,10 @@ class PostgresStorage:
             translate_error(exc, self.display_url)
 
     def transaction(self, tenant_id: str, *, write: bool = True) -> Any:
-        return self._begin(APP_ROLE, tenant_id)
+        return self._begin(APP_ROLE, tenant_id, write)
 
     def system_transaction(self, *, write: bool = True) -> Any:
-        return self._begin(SYSTEM_ROLE, "")
+        return self._begin(SYSTEM_ROLE, "", write)
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:
         """Send the whole step as one multi-statement query: one round trip.

@@ -48,4 +48,5 @@ SELECT * FROM principals WHERE tenant_id = %(tenant_id)s ORDER BY principal_id;
 SELECT value FROM tether_meta WHERE key = %(key)s;
 
 -- name: insert_meta
-INSERT INTO tether_meta (key, value) VALUES (%(key)s, %(value)s);
+INSERT INTO tether_meta (key, value) VALUES (%(key)s, %(value)s)
+ON CONFLICT (key) DO NOTHING;

@@ -46,4 +46,5 @@ SELECT * FROM principals WHERE tenant_id = :tenant_id ORDER BY principal_id;
 SELECT value FROM tether_meta WHERE key = :key;
 
 -- name: insert_meta
-INSERT INTO tether_meta (key, value) VALUES (:key, :value);
+INSERT INTO tether_meta (key, value) VALUES (:key, :value)
+ON CONFLICT (key) DO NOTHING;

@@ -1,0 +1,1 @@
+"""Benchmarks of Tether against its peers, run side by side (``make bench``)."""

@@ -1,0 +1,365 @@
+"""The ``tether`` command, run as real processes against a SQLite file.
+
+Exit codes are a contract with scripts: 0 ok, 2 usage, 3 invalid input or settings,
+4 not found, 5 conflict, 6 permission denied, 7 database unavailable, missing or at the
+wrong schema, 8 integrity violation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from tether import Tether
+from tether.cli.main import app as cli_app
+
+TETHER = [sys.executable, "-m", "tether.cli.main"]
+TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class Result:
+    args: Sequence[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def said(self) -> str:
+        """stderr with line breaks and runs of spaces collapsed (messages may wrap)."""
+        return " ".join(self.stderr.split())
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+class Cli:
+    """Runs ``tether`` in a clean environment: only the TETHER_* variables a test sets."""
+
+    def __init__(self, cwd: Path, url: str) -> None:
+        self.cwd = cwd
+        self.url = url
+
+    def environment(self, url: str | None, extra: dict[str, str]) -> dict[str, str]:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("TETHER_") and key not in {"COLUMNS", "LINES"}
+        }
+        if url is not None:
+            env["TETHER_URL"] = url
+        env.update(extra)
+        return env
+
+    def start(self, *args: str, url: str | None = None, **extra: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*TETHER, *args],
+            cwd=self.cwd,
+            env=self.environment(url or self.url, extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def __call__(self, *args: str, url: str | None = None, **extra: str) -> Result:
+        return self.many([list(args)], url=url, **extra)[0]
+
+    def many(
+        self, commands: Sequence[Sequence[str]], *, url: str | None = None, **extra: str
+    ) -> list[Result]:
+        """Run independent commands side by side; results in the order given."""
+        started = [(args, self.start(*args, url=url, **extra)) for args in commands]
+        results = []
+        for args, process in started:
+            stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+            results.append(Result(args, process.returncode, stdout, stderr))
+        return results
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "cli.db"
+
+
+@pytest.fixture
+def cli(tmp_path: Path, db_path: Path) -> Cli:
+    work = tmp_path / "work"
+    work.mkdir()
+    return Cli(work, f"sqlite:///{db_path}")
+
+
+@pytest.fixture
+def acme(cli: Cli, db_path: Path) -> Cli:
+    """A migrated database with tenant acme (admin alice, approver bob), made via the API."""
+    app, _ = Tether.migrate(url=cli.url)
+    with app:
+        app.tenants.create("acme", admin="alice")
+        app.tenants.grant(app.tenants.principal("acme", "alice"), "bob", ["approver"])
+    return cli
+
+
+def tamper(db_path: Path, seq: int) -> None:
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        conn.execute("DROP TRIGGER audit_log_no_update")
+        conn.execute(
+            'UPDATE audit_log SET details = \'{"roles":["viewer"]}\' '
+            "WHERE tenant_id = 'acme' AND seq = ?",
+            (seq,),
+        )
+    finally:
+        conn.close()
+
+
+def subcommands(command: Any) -> dict[str, Any]:
+    """A group's commands (typer's groups need not subclass click.Group)."""
+    return dict(getattr(command, "commands", None) or {})
+
+
+def walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    for name, sub in sorted(subcommands(command).items()):
+        yield from walk(sub, (*path, name))
+
+
+def command_at(path: tuple[str, ...]) -> Any:
+    command = typer.main.get_command(cli_app)
+    for name in path:
+        command = subcommands(command)[name]
+    return command
+
+
+COMMAND_PATHS = list(walk(typer.main.get_command(cli_app)))
+
+
+def test_python_dash_m_runs_the_cli(cli: Cli) -> None:
+    shown, version = cli.many([["--help"], ["--version"]])
+
+    assert shown.returncode == 0, shown.stderr
+    for command in ("migrate", "status", "demo", "tenants", "principals", "audit"):
+        assert command in shown.stdout
+    assert "Exit codes" in shown.stdout
+    assert version.returncode == 0
+    assert version.stdout.strip().startswith("tether ")
+
+
+def test_the_command_tree_has_every_command() -> None:
+    assert {" ".join(path) for path in COMMAND_PATHS} >= {
+        "migrate",
+        "status",
+        "demo",
+        "tenants create",
+        "tenants ls",
+        "principals add",
+        "principals ls",
+        "audit verify",
+        "audit ls",
+    }
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS, ids=lambda path: " ".join(path) or "tether")
+def test_every_command_has_help(path: tuple[str, ...]) -> None:
+    command = command_at(path)
+
+    assert (command.help or "").strip(), f"`tether {' '.join(path)}` has no help text"
+    undocumented = [
+        param.name
+        for param in command.params
+        if param.name != "help" and not (getattr(param, "help", None) or "").strip()
+    ]
+    assert undocumented == [], f"`tether {' '.join(path)}` options without help"
+
+    shown = CliRunner().invoke(cli_app, [*path, "--help"])
+    assert shown.exit_code == 0, shown.output
+    assert "Usage" in shown.output
+
+
+def test_unknown_command_is_a_usage_error(cli: Cli) -> None:
+    result = cli("frobnicate")
+
+    assert result.returncode == 2
+    assert "frobnicate" in result.stderr
+
+
+def test_status_of_a_missing_database_exits_7_and_creates_nothing(cli: Cli, db_path: Path) -> None:
+    plain, as_json = cli.many([["status"], ["status", "--json"]])
+
+    for result in (plain, as_json):
+        assert result.returncode == 7
+        assert str(db_path) in "".join(result.stderr.split())
+        assert "tether migrate" in result.said
+    assert as_json.json()["error"]["code"] == "database_missing"
+    assert not db_path.exists()
+    assert list(cli.cwd.iterdir()) == []
+
+
+def test_errors_print_their_stable_code(cli: Cli) -> None:
+    result = cli("status")
+
+    assert result.returncode == 7
+    assert "error[database_missing]:" in result.stderr
+
+
+def test_database_line_is_not_broken_across_lines(tmp_path: Path) -> None:
+    folder = tmp_path / ("a-rather-long-folder-name-" * 4)
+    folder.mkdir()
+    url = f"sqlite:///{folder}/tether.db"
+
+    result = Cli(tmp_path, url)("migrate")
+
+    assert result.returncode == 0, result.stderr
+    assert f"database: {url}" in result.stderr.splitlines()
+
+
+def test_migrate_creates_the_database_and_names_it(cli: Cli, db_path: Path) -> None:
+    first = cli("migrate")
+
+    assert first.returncode == 0, first.stderr
+    assert db_path.exists()
+    assert f"database:{cli.url}" in "".join(first.stderr.split())
+    assert "applied core 0001_initial" in first.stdout
+
+    again, status = cli.many([["migrate"], ["status", "--json"]])
+    assert again.returncode == 0
+    assert "Already up to date" in again.stdout
+    assert status.returncode == 0, status.stderr
+    report = status.json()
+    assert report["backend"] == "sqlite"
+    assert report["current"] is True
+    assert report["url"] == cli.url
+    assert {c["component"] for c in report["components"]} >= {"core"}
+
+
+def test_tenants_principals_and_permission_denied(cli: Cli) -> None:
+    Tether.migrate(url=cli.url)[0].close()
+    created = cli("tenants", "create", "acme", "--admin", "alice")
+    assert created.returncode == 0, created.stderr
+    assert "created tenant acme with admin alice" in created.stdout
+    granted = cli("principals", "add", "bob", "-r", "approver", "--tenant", "acme", "--as", "alice")
+    assert granted.returncode == 0, granted.stderr
+    assert "bob in acme: approver" in granted.stdout
+
+    denied = cli("principals", "add", "eve", "-r", "admin", "--tenant", "acme", "--as", "bob")
+
+    assert denied.returncode == 6
+    assert "needs the admin role" in denied.said
+    principals, tenants, trail = cli.many(
+        [
+            ["principals", "ls", "--tenant", "acme", "--json"],
+            ["tenants", "ls", "--json"],
+            ["audit", "ls", "--tenant", "acme", "--json"],
+        ]
+    )
+    assert [p["principal_id"] for p in principals.json()] == ["alice", "bob"]
+    assert principals.json()[1]["created_by"] == "alice"
+    assert [(t["tenant_id"], t["audit_entries"]) for t in tenants.json()] == [("acme", 3)]
+    assert [(e["actor_id"], e["action"]) for e in trail.json()] == [
+        ("system", "tenant.created"),
+        ("system", "principal.created"),
+        ("alice", "principal.created"),
+    ]
+
+
+def test_audit_verify_passes_then_names_the_tampered_entry(acme: Cli, db_path: Path) -> None:
+    intact = acme("audit", "verify")
+    assert intact.returncode == 0, intact.stderr
+    assert "ok acme: 3 entries, chain intact" in intact.stdout
+
+    tamper(db_path, seq=2)
+    broken, broken_json = acme.many([["audit", "verify"], ["audit", "verify", "--json"]])
+
+    assert broken.returncode == 8
+    assert "entry #2" in broken.said
+    assert "was modified" in broken.said
+    assert "tampered" in broken.said
+    assert broken_json.returncode == 8
+    [report] = broken_json.json()
+    assert report["ok"] is False
+    assert report["entries_checked"] == 2
+    assert report["problem"]["kind"] == "edited"
+    assert report["problem"]["seq"] == 2
+
+
+def test_json_outputs_parse(acme: Cli) -> None:
+    created, granted, page, verified = acme.many(
+        [
+            ["tenants", "create", "globex", "--admin", "gina", "--json"],
+            ["principals", "add", "carl", "-r", "viewer", "-t", "acme", "--as", "alice", "--json"],
+            ["audit", "ls", "--tenant", "acme", "--after", "1", "--limit", "1", "--json"],
+            ["audit", "verify", "--tenant", "acme", "--json"],
+        ]
+    )
+
+    for result in (created, granted, page, verified):
+        assert result.returncode == 0, result.stderr
+    assert created.json()["tenant_id"] == "globex"
+    assert granted.json()["roles"] == ["viewer"]
+    assert [entry["seq"] for entry in page.json()] == [2]
+    assert verified.json()[0]["ok"] is True
+
+
+def test_malformed_url_exits_3_and_creates_nothing(cli: Cli) -> None:
+    results = cli.many([["status"], ["migrate"]], url="mysql://x")
+
+    for result in results:
+        assert result.returncode == 3, result.args
+        assert "TETHER_URL" in result.said
+    assert list(cli.cwd.iterdir()) == []
+
+
+def test_unknown_tenant_exits_4(acme: Cli) -> None:
+    results = acme.many(
+        [
+            ["principals", "ls", "--tenant", "nowhere"],
+            ["audit", "verify", "--tenant", "nowhere"],
+            ["principals", "add", "bob", "-r", "viewer", "--tenant", "nowhere", "--as", "alice"],
+        ]
+    )
+
+    for result in results:
+        assert result.returncode == 4, result.args
+        assert "'nowhere'" in result.said
+
+
+def test_conflict_and_invalid_input_exit_codes(acme: Cli) -> None:
+    duplicate, bad_role, bad_name, unknown_actor = acme.many(
+        [
+            ["tenants", "create", "acme"],
+            ["principals", "add", "carl", "-r", "overlord", "--tenant", "acme", "--as", "alice"],
+            ["tenants", "create", "Not A Slug"],
+            ["principals", "add", "carl", "-r", "viewer", "--tenant", "acme", "--as", "zed"],
+        ]
+    )
+
+    assert duplicate.returncode == 5
+    assert "already exists" in duplicate.said
+    assert bad_role.returncode == 3
+    assert "unknown role 'overlord'" in bad_role.said
+    assert bad_name.returncode == 3
+    assert unknown_actor.returncode == 4
+    with Tether.open(url=acme.url) as app:
+        assert [t.tenant_id for t in app.tenants.all()] == ["acme"]
+        assert [p.principal_id for p in app.tenants.principals("acme")] == ["alice", "bob"]
+
+
+def test_demo_runs_in_the_given_folder(cli: Cli, tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+
+    result = cli("demo", "--dir", str(folder))
+
+    assert result.returncode == 0, result.stderr
+    assert "demo ok" in result.stdout
+    assert "none" in result.stdout
+    assert (folder / "tether-demo.db").exists()
+    assert list(cli.cwd.iterdir()) == []
