@@ -43,6 +43,8 @@ class FakeClock:
 
 def to_utc(moment: datetime) -> datetime:
     """Normalise an aware datetime to UTC; naive datetimes are refused."""
+    if moment.tzinfo is UTC:
+        return moment
     if moment.tzinfo is None:
         raise ValueError("naive datetime: Tether stores only timezone-aware times")
     return moment.astimezone(UTC)
@@ -50,7 +52,7 @@ def to_utc(moment: datetime) -> datetime:
 
 def format_timestamp(moment: datetime) -> str:
     """The one text form of a time: ISO 8601, UTC, microseconds, ``Z``."""
-    return to_utc(moment).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return to_utc(moment).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_timestamp(text: str) -> datetime:

@@ -304,16 +304,15 @@ class RunContext:
         key = self.idempotency_key(position, name)
         digest = canonical.digest(request)
         executor = self._executor
-        if entry is not None:
-            if entry.status is JournalStatus.DONE:
-                if entry.request_digest != digest:
-                    self.changed = WorkflowChanged(
-                        f"effect {name!r} ({key}) was recorded with a different request than "
-                        "the code makes now; the workflow is not deterministic"
-                    )
-                    raise self.changed
-                executor.note_replay(key)
-                return (canonical.loads(entry.result or "null"),)
+        if entry is not None and entry.status is JournalStatus.DONE:
+            if entry.request_digest != digest:
+                self.changed = WorkflowChanged(
+                    f"effect {name!r} ({key}) was recorded with a different request than "
+                    "the code makes now; the workflow is not deterministic"
+                )
+                raise self.changed
+            executor.note_replay(key)
+            return (canonical.loads(entry.result or "null"),)
         resumed = entry is not None and entry.status is JournalStatus.INTENT
         if entry is not None and resumed and entry.request_digest != digest:
             self.changed = WorkflowChanged(

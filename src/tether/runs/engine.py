@@ -104,26 +104,34 @@ class Executor:
         self._buffered: list[JournalEntry] = []
         self._resolutions: list[Wait] = []
         self._state: dict[str, Any] = {}
+        self._live: BaseModel | None = None
+        self._first_journal: dict[int, JournalEntry] = {}
         self.run: Run
 
     # -- entry points --------------------------------------------------------------------
 
     def execute(self, tenant_id: str, run_id: str) -> Run:
         """Claim the run if it is runnable and run it until it waits, ends or is taken."""
-        with self.storage.transaction(tenant_id, write=False) as txn:
-            current = txn.get_run(tenant_id, run_id)
-        if current is None:
-            raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
-        workflow = self.registry.get(current.workflow, current.workflow_version)
         now = self.clock.now()
         with self.storage.transaction(tenant_id) as txn:
             run = txn.claim_run(
-                tenant_id, run_id, owner=self.owner, lease_expires_at=now + self.lease, now=now
+                tenant_id,
+                run_id,
+                owner=self.owner,
+                lease_expires_at=now + self.lease,
+                now=now,
+                workflow_keys=self.registry.keys,
             )
             if run is None:
-                return current
-            self._start_txn(txn, run)
-        return self._drive(workflow)
+                current = txn.get_run(tenant_id, run_id)
+            else:
+                self._start_txn(txn, run)
+        if run is None:
+            if current is None:
+                raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
+            self.registry.get(current.workflow, current.workflow_version)
+            return current
+        return self._drive(self.registry.get(run.workflow, run.workflow_version))
 
     def execute_next(self) -> Run | None:
         """Claim the oldest runnable run of any tenant whose workflow is registered here."""
@@ -134,7 +142,12 @@ class Executor:
                 return None
             tenant_id, run_id = found[0]
             run = txn.claim_run(
-                tenant_id, run_id, owner=self.owner, lease_expires_at=now + self.lease, now=now
+                tenant_id,
+                run_id,
+                owner=self.owner,
+                lease_expires_at=now + self.lease,
+                now=now,
+                workflow_keys=self.registry.keys,
             )
             if run is None:
                 return None
@@ -149,6 +162,12 @@ class Executor:
             w.wait_id: w for w in txn.list_waits(run.tenant_id, run_id=run.run_id, limit=10_000)
         }
         self._state, self._state_version = load_state_dict(txn, run)
+        self._live = None
+        visit = run.visits.get(run.current_node, 0) + 1
+        self._first_journal = {
+            entry.position: entry
+            for entry in txn.list_journal_visit(run.tenant_id, run.run_id, run.current_node, visit)
+        }
         txn.insert_events(
             [
                 self._event(
@@ -170,7 +189,6 @@ class Executor:
     # -- the node loop -------------------------------------------------------------------
 
     def _loop(self, workflow: Workflow[Any]) -> None:
-        first = True
         while True:
             run = self.run
             if run.cancel_requested:
@@ -191,13 +209,15 @@ class Executor:
                 return
             node = workflow.run_node(run.current_node)
             visit = run.visits.get(node.name, 0) + 1
-            journal: dict[int, JournalEntry] = {}
-            if first:
-                with self.storage.transaction(run.tenant_id, write=False) as txn:
-                    rows = txn.list_journal_visit(run.tenant_id, run.run_id, node.name, visit)
-                journal = {entry.position: entry for entry in rows}
-                first = False
-            state = workflow.load_state(copy.deepcopy(self._state), self._state_version)
+            # Only the visit a claim resumes can have journal entries: later visits are
+            # this executor's own, written under its lease.
+            journal, self._first_journal = self._first_journal, {}
+            # The state the last checkpoint stored, as a model. Between nodes it is the
+            # live object the previous node changed (its dump is what was stored); after
+            # a claim it is rebuilt from the stored dict.
+            if self._live is None:
+                self._live = workflow.load_state(copy.deepcopy(self._state), self._state_version)
+            state = self._live
             ctx = RunContext(self, node.name, visit, journal)
             started = time.perf_counter()
             try:
@@ -205,12 +225,15 @@ class Executor:
                 if ctx.changed is not None:
                     raise ctx.changed
             except Suspend as suspend:
+                self._live = None
                 self._suspend(suspend)
                 return
             except (ActionNotApproved, WorkflowChanged) as exc:
+                self._live = None
                 self._escalate(ctx, exc)
                 return
             except Exception as exc:
+                self._live = None
                 self._node_failed(node, exc)
                 return
             if next_node != END and next_node not in workflow.nodes:
@@ -255,10 +278,10 @@ class Executor:
             else None
         )
         seq = run.checkpoint_seq + 1
-        delta_text = canonical.dumps(ops) if ops is not None else None
+        delta_text = canonical.dumps(ops, trusted=True) if ops is not None else None
         threshold = FULL_SNAPSHOT_FACTOR * max(run.full_bytes, 1024)
         if delta_text is None or run.delta_bytes + len(delta_text) > threshold:
-            kind, payload = "full", canonical.dumps(new_state)
+            kind, payload = "full", canonical.dumps(new_state, trusted=True)
             changes: dict[str, Any] = {
                 "full_seq": seq,
                 "full_bytes": len(payload),
@@ -457,7 +480,7 @@ class Executor:
             type=type_,
             node=node,
             duration_ms=duration,
-            data=canonical.loads(canonical.dumps(data)),
+            data=data,
         )
 
     def commit(

@@ -42,14 +42,14 @@ class RunOps(QueryTransaction):
         )
 
     def _run_params(self, run: Run) -> dict[str, Any]:
-        params = run.model_dump()
+        params = dict(run.__dict__)
         params.update(
             lease_expires_at=self._opt_ts_in(run.lease_expires_at),
             deadline=self._opt_ts_in(run.deadline),
             resume_at=self._opt_ts_in(run.resume_at),
             created_at=self._ts_in(run.created_at),
             updated_at=self._ts_in(run.updated_at),
-            visits=canonical.dumps(run.visits),
+            visits=canonical.dumps(run.visits, trusted=True),
             status=run.status.value,
         )
         return params
@@ -84,7 +84,14 @@ class RunOps(QueryTransaction):
         return self._one("request_cancel", tenant_id=tenant_id, run_id=run_id) is not None
 
     def claim_run(
-        self, tenant_id: str, run_id: str, *, owner: str, lease_expires_at: datetime, now: datetime
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        owner: str,
+        lease_expires_at: datetime,
+        now: datetime,
+        workflow_keys: Sequence[str],
     ) -> Run | None:
         row = self._one(
             "claim_run",
@@ -93,6 +100,7 @@ class RunOps(QueryTransaction):
             owner=owner,
             lease_expires_at=self._ts_in(lease_expires_at),
             now=self._ts_in(now),
+            workflow_keys=self._array_in(workflow_keys),
         )
         return self._run(row) if row else None
 
@@ -110,7 +118,7 @@ class RunOps(QueryTransaction):
         return [(row["tenant_id"], row["run_id"]) for row in rows]
 
     def _checkpoint_params(self, checkpoint: Checkpoint) -> dict[str, Any]:
-        params = checkpoint.model_dump()
+        params = dict(checkpoint.__dict__)
         params["created_at"] = self._ts_in(checkpoint.created_at)
         return params
 
@@ -257,8 +265,8 @@ class RunOps(QueryTransaction):
         return row is not None
 
     def _event_params(self, event: RunEvent) -> dict[str, Any]:
-        values = event.model_dump()
-        values.update(at=self._ts_in(event.at), data=canonical.dumps(event.data))
+        values = dict(event.__dict__)
+        values.update(at=self._ts_in(event.at), data=canonical.dumps(event.data, trusted=True))
         return values
 
     def insert_events(self, events: Sequence[RunEvent]) -> None:

@@ -121,8 +121,19 @@ class Transaction(Protocol):
     ) -> tuple[int, bool] | None: ...
     def request_cancel(self, tenant_id: str, run_id: str) -> bool: ...
     def claim_run(
-        self, tenant_id: str, run_id: str, *, owner: str, lease_expires_at: datetime, now: datetime
-    ) -> Run | None: ...
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        owner: str,
+        lease_expires_at: datetime,
+        now: datetime,
+        workflow_keys: Sequence[str],
+    ) -> Run | None:
+        """Lease the run to ``owner`` if it is runnable and its workflow is one of
+        ``workflow_keys`` (``name@version``)."""
+        ...
+
     def find_runnable(
         self, *, now: datetime, workflow_keys: Sequence[str], limit: int
     ) -> list[tuple[str, str]]: ...

@@ -73,6 +73,7 @@ WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
   AND (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < %(now)s))
        OR (status = 'scheduled' AND resume_at <= %(now)s))
+  AND workflow || '@' || workflow_version = ANY(%(workflow_keys)s::text[])
 RETURNING *;
 
 -- name: find_runnable

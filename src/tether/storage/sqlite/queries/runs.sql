@@ -51,6 +51,7 @@ WHERE tenant_id = :tenant_id AND run_id = :run_id
   AND (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now))
        OR (status = 'scheduled' AND resume_at <= :now))
+  AND workflow || '@' || workflow_version IN (SELECT value FROM json_each(:workflow_keys))
 RETURNING *;
 
 -- name: find_runnable
