@@ -95,7 +95,7 @@ class PostgresServer:
     """
 
     AHEAD = 2
-    WAIT_S = 60.0
+    WAIT_S = 120.0
 
     def __init__(self, admin_url: str) -> None:
         import psycopg
@@ -160,15 +160,19 @@ class PostgresServer:
         )
 
     def _next_job(self) -> tuple[str, str] | None:
-        """What the worker does next: drop, copy, or (None) stop. Call holding the lock."""
+        """What the worker does next: copy, drop, or (None) stop. Call holding the lock.
+
+        Copies come first, so a test never waits behind a queue of drops.
+        """
         while True:
+            if not self._stopping:
+                for template, ready in self._ready.items():
+                    if len(ready) < self.AHEAD:
+                        return ("copy", template)
             if self._doomed:
                 return ("drop", self._doomed.pop(0))
             if self._stopping:
                 return None
-            for template, ready in self._ready.items():
-                if len(ready) < self.AHEAD:
-                    return ("copy", template)
             self._cond.wait()
 
     def _work(self) -> None:

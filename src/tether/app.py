@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import secrets
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.audit import AuditLog
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.errors import SchemaOutdated
 from tether.ids import IdSource, UUID7Source
+from tether.memory.service import Memory
 from tether.runs import Executor, Runs, WorkflowRegistry
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration, Storage
 from tether.tenants import TenantDirectory
+
+if TYPE_CHECKING:
+    from tether.memory.embeddings import Embedder
 
 _SUBJECT_KEY = "subject_hash_key"
 
@@ -37,6 +41,7 @@ class Tether:
         *,
         clock: Clock | None = None,
         ids: IdSource | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.storage = storage
         self.settings = settings
@@ -46,6 +51,7 @@ class Tether:
         self.audit = AuditLog(storage, self.clock, self.ids, lambda: self._subject_key)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
+        self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
 
     def executor(self, registry: WorkflowRegistry, **options: Any) -> Executor:
         """An executor for the workflows in ``registry`` (see :class:`Executor` options)."""
@@ -59,8 +65,12 @@ class Tether:
         url: str | None = None,
         clock: Clock | None = None,
         ids: IdSource | None = None,
+        embedder: Embedder | None = None,
     ) -> Tether:
-        """Open an existing, current database (``settings`` or ``TETHER_*`` variables)."""
+        """Open an existing, current database (``settings`` or ``TETHER_*`` variables).
+
+        ``embedder`` turns on vector recall; without one, recall is lexical.
+        """
         settings = settings or load_settings(url=url)
         storage = open_storage(settings)
         try:
@@ -68,7 +78,7 @@ class Tether:
         except BaseException:
             storage.close()
             raise
-        return cls(storage, settings, clock=clock, ids=ids)
+        return cls(storage, settings, clock=clock, ids=ids, embedder=embedder)
 
     @classmethod
     def migrate(

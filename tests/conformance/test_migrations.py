@@ -79,8 +79,7 @@ def migrate(database: TestDatabase) -> list[AppliedMigration]:
 def test_migrating_empty_database_equals_loading_schema_sql(
     empty_database: TestDatabase, second_empty_database: TestDatabase
 ) -> None:
-    expected = shipped_migrations(empty_database.backend)
-    assert sorted(migrate(empty_database), key=repr) == sorted(expected, key=repr)
+    applied = migrate(empty_database)
     load_schema_sql(second_empty_database)
 
     migrated = snapshot(empty_database)
@@ -89,7 +88,18 @@ def test_migrating_empty_database_equals_loading_schema_sql(
     assert migrated.keys() == loaded.keys()
     for part in migrated:
         assert migrated[part] == loaded[part], f"{part} differs between migrations and schema.sql"
-    assert migrated["versions"] == sorted((m.component, m.version, m.name) for m in expected)
+    assert migrated["versions"] == sorted((m.component, m.version, m.name) for m in applied)
+
+
+def test_every_shipped_migration_file_is_applied(empty_database: TestDatabase) -> None:
+    shipped = shipped_migrations(empty_database.backend)
+
+    applied = migrate(empty_database)
+
+    assert sorted(applied, key=repr) == sorted(shipped, key=repr)
+    for component in {migration.component for migration in applied}:
+        versions = [m.version for m in applied if m.component == component]
+        assert versions == list(range(1, len(versions) + 1)), f"{component} applied out of order"
 
 
 def test_snapshot_sees_a_schema_difference(
@@ -159,12 +169,8 @@ def test_schema_status_of_an_empty_database_names_what_is_missing(
     finally:
         storage.close()
 
-    latest: dict[str, int] = {}
-    for migration in shipped_migrations(empty_database.backend):
-        latest[migration.component] = max(latest.get(migration.component, 0), migration.version)
-    assert {s.component: (s.applied, s.latest) for s in status} == {
-        component: (0, version) for component, version in latest.items()
-    }
+    assert "core" in {s.component for s in status}
+    assert all(s.applied == 0 and s.latest >= 1 for s in status)
 
 
 def test_concurrent_migrations_of_a_new_database_all_succeed(
@@ -181,20 +187,19 @@ def test_concurrent_migrations_of_a_new_database_all_succeed(
         server: PostgresServer = request.getfixturevalue("postgres_server")
         urls = [server.url(server.create_database()) for _ in range(2)]
         databases = [empty_database, *(TestDatabase("postgres", u, admin_url=u) for u in urls)]
-    every = sorted(shipped_migrations(empty_database.backend), key=repr)
-    check_concurrent_first_migrations(databases, every)
+    check_concurrent_first_migrations(databases)
 
 
-def check_concurrent_first_migrations(
-    databases: list[TestDatabase], every: list[AppliedMigration]
-) -> None:
+def check_concurrent_first_migrations(databases: list[TestDatabase]) -> None:
+    """Six migrations at once per database: all succeed, one does the work, schema current."""
     for database in databases:
         errors, applied = migrate_at_once(database, workers=6)
 
         assert errors == []
         by_size = sorted(applied, key=len)
         assert by_size[:5] == [[]] * 5
-        assert sorted(by_size[5], key=repr) == every
+        assert by_size[5] != []
+        Tether.open(url=database.url).close()
 
 
 def migrate_at_once(
@@ -228,7 +233,7 @@ def test_many_concurrent_first_migrations_of_sqlite_files_all_succeed(tmp_path: 
         TestDatabase("sqlite", f"sqlite:///{path}", path=path)
         for path in (tmp_path / f"race-{number}.db" for number in range(400))
     ]
-    check_concurrent_first_migrations(databases, sorted(shipped_migrations("sqlite"), key=repr))
+    check_concurrent_first_migrations(databases)
 
 
 def test_concurrent_migrations_agree_on_one_subject_key(

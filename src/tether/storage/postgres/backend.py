@@ -8,6 +8,7 @@ then confines every statement to that tenant, whatever the application asked for
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.storage._memory_ops import MemoryOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
@@ -44,6 +46,7 @@ from tether.storage._transaction import Row
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 
 _PACKAGE = __package__ or "tether.storage.postgres"
+log = logging.getLogger("tether.storage")
 APP_ROLE = "tether_app"
 SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
@@ -66,7 +69,7 @@ def translate_error(exc: BaseException, display_url: str) -> NoReturn:
     raise StorageError(f"PostgreSQL error at {display_url}: {message}") from exc
 
 
-class PostgresTransaction(RunOps):
+class PostgresTransaction(RunOps, MemoryOps):
     def __init__(
         self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]
     ) -> None:
@@ -116,6 +119,12 @@ class PostgresTransaction(RunOps):
             cursor.mogrify(queries["insert_event"], self._event_params(e)) for e in write.events
         ]
         return ";\n".join(parts)
+
+    def _index_text(self, text: str) -> int | None:
+        return None  # memories.tsv is a generated column
+
+    def _unindex_text(self, index_id: int | None) -> None:
+        return None
 
     def _array_in(self, values: Sequence[str]) -> list[str]:
         return list(values)
@@ -270,6 +279,21 @@ class PostgresStorage:
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url)
         return applied
+
+    def compact_after_erasure(self) -> None:
+        """VACUUM the memory tables so erased rows leave no bytes in the heap pages.
+
+        Needs the login role to own the tables (or be a superuser); otherwise autovacuum
+        does it later and a warning says so.
+        """
+        try:
+            with self._pool.connection() as conn:
+                for table in ("memories", "memory_vectors", "memory_subjects", "memory_decisions"):
+                    conn.execute(f"VACUUM {table}")
+        except pg_errors.InsufficientPrivilege:
+            log.warning("cannot VACUUM the memory tables as this role; autovacuum will")
+        except (psycopg.Error, PoolTimeout) as exc:
+            translate_error(exc, self.display_url)
 
     def close(self) -> None:
         self._pool.close()

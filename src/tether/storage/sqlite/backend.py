@@ -25,6 +25,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.storage._memory_ops import MemoryOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
@@ -69,7 +70,7 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     raise StorageError(f"SQLite error on {path}: {message}") from exc
 
 
-class SQLiteTransaction(RunOps):
+class SQLiteTransaction(RunOps, MemoryOps):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
         self.connection = conn
@@ -80,6 +81,16 @@ class SQLiteTransaction(RunOps):
 
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
         self.connection.executemany(self._queries[name], [dict(p) for p in params])
+
+    def _index_text(self, text: str) -> int | None:
+        cursor = self.connection.execute(self._queries["insert_memory_fts"], {"text": text})
+        if cursor.lastrowid is None:
+            raise StorageError("the full-text index returned no row id")
+        return int(cursor.lastrowid)
+
+    def _unindex_text(self, index_id: int | None) -> None:
+        if index_id is not None:
+            self.connection.execute(self._queries["delete_memory_fts"], {"fts_rowid": index_id})
 
     def _array_in(self, values: Sequence[str]) -> str:
         return canonical.dumps(list(values))
@@ -141,6 +152,8 @@ class SQLiteStorage:
                 raise StorageUnavailable(f"cannot put {self.path} in WAL mode (got {mode})")
             conn.execute(f"PRAGMA synchronous = {self._settings.sqlite_synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
+            # Freed pages are zeroed, so erased memories leave no bytes behind.
+            conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
         with self._lock:
@@ -244,6 +257,16 @@ class SQLiteStorage:
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
         return applied
+
+    def compact_after_erasure(self) -> None:
+        """Rewrite the full-text index and truncate the WAL, so erased text is gone from
+        the files as well as from the tables."""
+        conn = self._connection()
+        try:
+            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,1 @@
+"""Governed memory: the model proposes, a policy decides (in progress, see issue notes)."""

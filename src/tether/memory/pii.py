@@ -1,0 +1,592 @@
+"""PII and secret detection for memory writes: find it, say what it is, redact it.
+
+The write policy calls :func:`detect` on every proposed memory and decides, per kind,
+whether to redact or reject; :func:`redact` swaps each finding for a placeholder so the rest
+of the sentence stays useful ("call me on [PHONE] after five").
+
+Kinds (stable names, matched on by policies):
+
+- personal data: ``email``, ``phone``, ``ssn`` (US), ``card`` (Luhn-checked, known issuer
+  prefixes), ``iban`` (ISO 13616 mod-97 with per-country lengths), ``ip_address`` (IPv4
+  and IPv6);
+- secrets: ``private_key`` (PEM blocks), ``jwt``, ``aws_access_key``, ``aws_secret_key``
+  (only next to an AWS or secret-key cue), ``github_token``, ``gitlab_token``,
+  ``slack_token``, ``slack_webhook``, ``stripe_key``, ``openai_key``, ``anthropic_key``,
+  ``google_api_key``, ``npm_token``, ``pypi_token``, ``huggingface_token``,
+  ``sendgrid_key``, ``bearer_token``, ``basic_auth``, ``generic_secret`` (a long value
+  assigned to a key such as ``api_key`` or ``client_secret``), ``password`` (the value of
+  a password form in several languages, or the password of a URL).
+
+Detection is tuned for precision on the digits that fill ordinary text: order numbers,
+versions, dates, hashes and UUIDs are not reported. The price is that a phone number with
+neither an international prefix, a national trunk ``0``, a North American shape nor a
+phone word nearby ("call", "Tel.", "Handy", "portable", ...) is not found, and a four-part
+version string with valid octets and no cue ("libfoo 1.2.3.4") reads as an IPv4 address.
+Findings carry the matched text; their ``repr`` leaves it out so a logged finding never
+leaks what it found.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from tether.errors import InvalidInput
+
+PII_KINDS: tuple[str, ...] = ("email", "iban", "card", "ssn", "ip_address", "phone")
+SECRET_KINDS: tuple[str, ...] = (
+    "private_key",
+    "jwt",
+    "aws_access_key",
+    "github_token",
+    "gitlab_token",
+    "slack_webhook",
+    "slack_token",
+    "stripe_key",
+    "anthropic_key",
+    "openai_key",
+    "google_api_key",
+    "npm_token",
+    "pypi_token",
+    "huggingface_token",
+    "sendgrid_key",
+    "aws_secret_key",
+    "basic_auth",
+    "bearer_token",
+    "generic_secret",
+    "password",
+)
+#: Every kind, most specific first: on overlapping findings the earlier kind wins.
+KINDS: tuple[str, ...] = SECRET_KINDS + PII_KINDS
+# Text shaped like an IBAN whose checksum fails: it hides the digit kinds inside it (a
+# Luhn-valid run of its digits is not a card) and is never reported itself.
+_NOT_PII = "_not_pii"
+_PRIORITY = {kind: rank for rank, kind in enumerate((*SECRET_KINDS, _NOT_PII, *PII_KINDS))}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One piece of PII or one secret: its kind and where it is (``text[start:end]``)."""
+
+    kind: str
+    start: int
+    end: int
+    text: str = field(repr=False)
+
+    @property
+    def is_secret(self) -> bool:
+        return self.kind in SECRET_KINDS
+
+    @property
+    def placeholder(self) -> str:
+        return placeholder(self.kind)
+
+
+def placeholder(kind: str) -> str:
+    """The redaction mark for ``kind``: ``[EMAIL]`` for personal data, ``[SECRET:jwt]``."""
+    if kind in SECRET_KINDS:
+        return f"[SECRET:{kind}]"
+    return f"[{kind.upper()}]"
+
+
+# --- checksums ------------------------------------------------------------------------
+
+# ISO 13616 registry (SWIFT IBAN registry): country code -> IBAN length.
+_IBAN_LENGTHS = {
+    **dict.fromkeys(["NO"], 15),
+    **dict.fromkeys(["BE"], 16),
+    **dict.fromkeys(["DK", "FI", "FK", "FO", "GL", "NL", "SD"], 18),
+    **dict.fromkeys(["MK", "SI"], 19),
+    **dict.fromkeys(["AT", "BA", "EE", "KZ", "LT", "LU", "MN", "XK"], 20),
+    **dict.fromkeys(["CH", "HR", "LI", "LV"], 21),
+    **dict.fromkeys(["BG", "BH", "CR", "DE", "GB", "GE", "IE", "ME", "RS", "VA"], 22),
+    **dict.fromkeys(["AE", "GI", "IL", "IQ", "OM", "SO", "TL"], 23),
+    **dict.fromkeys(["AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"], 24),
+    **dict.fromkeys(["LY", "PT", "ST"], 25),
+    **dict.fromkeys(["IS", "TR"], 26),
+    **dict.fromkeys(["BI", "DJ", "FR", "GR", "IT", "MC", "MR", "SM"], 27),
+    **dict.fromkeys(["AL", "AZ", "BY", "CY", "DO", "GT", "HU", "LB", "NI", "PL", "SV"], 28),
+    **dict.fromkeys(["BR", "EG", "PS", "QA", "UA"], 29),
+    **dict.fromkeys(["JO", "KW", "MU", "YE"], 30),
+    **dict.fromkeys(["MT", "SC"], 31),
+    **dict.fromkeys(["LC"], 32),
+    **dict.fromkeys(["RU"], 33),
+}
+_IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]+")
+
+
+def luhn_valid(number: str) -> bool:
+    """Whether ``number`` (digits, optionally grouped by spaces or dashes) passes Luhn."""
+    digits = number.replace(" ", "").replace("-", "")
+    if len(digits) < 2 or not digits.isascii() or not digits.isdigit():
+        return False
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def iban_valid(iban: str) -> bool:
+    """Whether ``iban`` is a valid IBAN: known country, its exact length, mod-97 == 1.
+
+    Spaces are ignored and letters may be lower case, as people write them.
+    """
+    compact = iban.replace(" ", "").upper()
+    if _IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact.isascii():
+        return False
+    if not _IBAN_SHAPE.fullmatch(compact):
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+
+
+# --- context --------------------------------------------------------------------------
+
+_PHONE_WORDS = (
+    r"phone|telephone|tel|tél|tlf|mob|mobile|cell|cellphone|call|calling|text|sms|whatsapp|"
+    r"fax|ring|dial|reach|contact|hotline|telefon\w*|handy|mobil|rufnummer|anruf\w*|"
+    r"rufen|ruf|erreichbar\w*|durchwahl|téléphone|telephone|portable|appel\w*|joindre|"
+    r"joignable|fixe|teléfono|telefono|móvil|movil|llam\w*|contacto|celular|cellulare|"
+    r"chiam\w*|contatto|contatti|telefoon\w*|mobiel|bel|bellen|belt|telefone|ligue|"
+    r"ligar|komórka|numer telefonu|ring\w*"
+)
+_OTHER_NUMBER_WORDS = (
+    r"order|orders|invoice|ref|reference|ticket|tracking|case|id|sku|serial|version|"
+    r"ver|build|release|isbn|iban|bic|account|acct|konto|po|item|part|batch|lot|zip|"
+    r"postcode|plz|bestell\w*|rechnung\w*|auftrag\w*|commande|facture|"
+    r"pedido|factura|ordine|fattura|bestelling|factuur|dossier|expediente|pratica|"
+    r"kundennummer|kundennr|shipment|parcel|sendung\w*|colis|transaction|txn|receipt|quittung"
+)
+_NUMBER_CONTEXT = re.compile(
+    rf"(?i)(?<!\w)(?:(?P<phone>{_PHONE_WORDS})|(?P<other>{_OTHER_NUMBER_WORDS}))(?!\w)|#"
+)
+_SSN_CONTEXT = re.compile(
+    r"(?i)(?<!\w)(?:ssn|ss#|social[ -]security|soc\.? ?sec\.?|tin|taxpayer)(?!\w)"
+)
+_VERSION_CUE = re.compile(
+    r"(?i)(?:(?<!\w)(?:v|ver|version|versions|release|rel|build|firmware|fw|kernel|"
+    r"update|updated|upgrade|upgraded|patch|sdk|api|driver|bios|os|app)[\s:.#-]*|==|~=|"
+    r">=|<=|\^|~|[A-Za-z0-9]/)$"
+)
+_DATE_INSIDE = re.compile(
+    r"(?<!\d)(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)\d\d|(?:19|20)\d\d[./-]\d{1,2}[./-]"
+    r"\d{1,2})(?!\d)"
+)
+
+
+def _window(text: str, start: int, width: int) -> str:
+    window = text[max(0, start - width) : start]
+    return window[window.rfind("\n") + 1 :]
+
+
+def _number_context(text: str, start: int) -> str | None:
+    """``"phone"`` or ``"other"`` after the nearest cue word before ``start``, else None."""
+    last = None
+    for last in _NUMBER_CONTEXT.finditer(_window(text, start, 40)):
+        pass
+    if last is None:
+        return None
+    return "phone" if last.group("phone") else "other"
+
+
+# --- finders --------------------------------------------------------------------------
+
+_Out = list[tuple[str, int, int]]
+
+_TOKENS = re.compile(
+    r"(?P<private_key>-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END"
+    r"[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:\s*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+:[^\n]*))*))"
+    r"|(?P<slack_webhook>https://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/-]+)"
+    r"|(?<![A-Za-z0-9_-])(?:"
+    r"(?P<jwt>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)"
+    r"|(?P<aws_access_key>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)"
+    r"[A-Z0-9]{16})"
+    r"|(?P<github_token>gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})"
+    r"|(?P<gitlab_token>gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-[A-Za-z0-9_-]{20,})"
+    r"|(?P<slack_token>xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,})"
+    r"|(?P<stripe_key>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})"
+    r"|(?P<anthropic_key>sk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_-]{20,})"
+    r"|(?P<openai_key>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})"
+    r"|(?P<google_api_key>AIza[A-Za-z0-9_-]{35})"
+    r"|(?P<npm_token>npm_[A-Za-z0-9]{36})"
+    r"|(?P<pypi_token>pypi-AgE[A-Za-z0-9_-]{50,})"
+    r"|(?P<huggingface_token>hf_[A-Za-z0-9]{30,40})"
+    r"|(?P<sendgrid_key>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"
+    r")(?![A-Za-z0-9_-])"
+)
+_HAS_DIGIT = re.compile(r"\d")
+
+
+def _find_tokens(text: str, out: _Out) -> None:
+    for match in _TOKENS.finditer(text):
+        kind = match.lastgroup
+        if kind is None:
+            continue
+        if kind == "openai_key" and not _HAS_DIGIT.search(match.group(), 3):
+            continue
+        out.append((kind, match.start(), match.end()))
+
+
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])[\w.%+-]{1,64}@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,24}(?![\w-])"
+)
+_NOT_EMAIL_TLDS = frozenset(
+    {"png", "jpg", "jpeg", "gif", "svg", "webp", "css", "js", "ts", "py", "json", "tgz"}
+)
+
+
+def _find_emails(text: str, out: _Out) -> None:
+    for match in _EMAIL.finditer(text):
+        address = match.group()
+        if address.rsplit(".", 1)[1].lower() in _NOT_EMAIL_TLDS:
+            continue
+        if address.startswith("git@") and text.startswith(":", match.end()):
+            continue
+        out.append(("email", match.start(), match.end()))
+
+
+_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d\d(?=[ ]?[A-Za-z0-9])")
+
+
+def _find_ibans(text: str, out: _Out) -> None:
+    for match in _IBAN_START.finditer(text):
+        length = _IBAN_LENGTHS.get(match.group()[:2].upper())
+        if length is None:
+            continue
+        position, count, size = match.start(), 0, len(text)
+        while position < size and count < length:
+            char = text[position]
+            if char.isascii() and char.isalnum():
+                count += 1
+            elif not (char == " " and count and count % 4 == 0):
+                break
+            position += 1
+        if count != length or (position < size and text[position].isalnum()):
+            continue
+        kind = "iban" if iban_valid(text[match.start() : position]) else _NOT_PII
+        out.append((kind, match.start(), position))
+
+
+_CARD = re.compile(r"(?<![\w+./-])\d(?:[ -]?\d){11,18}(?![\w-]|[.,/]\d)")
+_CARD_GROUPS = re.compile(r"[ -]")
+
+
+def _card_issuer_ok(digits: str) -> bool:
+    size, first = len(digits), digits[0]
+    if first == "4":
+        return size in (13, 16, 19)
+    if first == "3":
+        return digits[1] in "0456789" and 14 <= size <= 19
+    if first in "56":
+        return True
+    if first == "2":
+        return size == 16 and 2221 <= int(digits[:4]) <= 2720 or size == 15 and digits[:4] == "2131"
+    return size == 15 and digits[:4] == "1800"
+
+
+def _find_cards(text: str, out: _Out) -> None:
+    for match in _CARD.finditer(text):
+        candidate = match.group()
+        groups = _CARD_GROUPS.split(candidate)
+        digits = "".join(groups)
+        if not (13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)):
+            continue
+        if len(groups) > 1:
+            if len({char for char in candidate if not char.isdigit()}) != 1:
+                continue
+            if len(groups[0]) != 4 or any(not 3 <= len(group) <= 6 for group in groups[1:-1]):
+                continue
+        elif _number_context(text, match.start()) == "other":
+            continue
+        out.append(("card", match.start(), match.end()))
+
+
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}([- ]?)(?!00)\d\d\1(?!0000)\d{4}(?![\w-])")
+
+
+def _find_ssns(text: str, out: _Out) -> None:
+    for match in _SSN.finditer(text):
+        cue = _SSN_CONTEXT.search(_window(text, match.start(), 40))
+        if match.group(1) != "-" and cue is None:
+            continue
+        if cue is None and _number_context(text, match.start()) == "other":
+            continue
+        out.append(("ssn", match.start(), match.end()))
+
+
+_IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\w|-[A-Za-z])")
+_IPV6 = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4})"
+    r"(?:%[0-9A-Za-z_.]+)?(?![\w:]|\.\w)"
+)
+
+
+def _find_ip_addresses(text: str, out: _Out) -> None:
+    for match in _IPV4.finditer(text):
+        octets = match.group().split(".")
+        if any(int(octet) > 255 or (octet[0] == "0" and len(octet) > 1) for octet in octets):
+            continue
+        if octets in (["0", "0", "0", "0"], ["255", "255", "255", "255"]):
+            continue
+        if _VERSION_CUE.search(_window(text, match.start(), 24)):
+            continue
+        out.append(("ip_address", match.start(), match.end()))
+    if ":" not in text:
+        return
+    for match in _IPV6.finditer(text):
+        candidate = match.group()
+        address = candidate.split("%", 1)[0]
+        if "::" not in address and address.count(":") + ("." in address) < 7:
+            continue
+        if not _HAS_DIGIT.search(address):
+            continue
+        try:
+            parsed = ipaddress.IPv6Address(candidate)
+        except ValueError:
+            continue
+        if not (parsed.is_unspecified or parsed.is_loopback):
+            out.append(("ip_address", match.start(), match.end()))
+
+
+_PHONE = re.compile(
+    r"(?<![\w+#@$€£¥%&*/.,=-])(?:\+|\()?\d(?:[ .\-/()]{0,3}\d)*"
+    r"(?:[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?\d{1,6})?(?![\w@]|[.,/-]\d)"
+)
+_PHONE_EXTENSION = re.compile(r"[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?\d+$")
+_DECIMAL_START = re.compile(r"\(?0[.,]")
+_NANP = re.compile(r"(?:\+?1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}")
+
+
+def _phone_ok(text: str, start: int, number: str) -> bool:
+    digits = "".join(char for char in number if char.isdigit())
+    longest = 16 if "(0)" in number.replace(" ", "") else 15
+    if not 7 <= len(digits) <= longest or _DATE_INSIDE.search(number):
+        return False
+    if _DECIMAL_START.match(number):
+        return False
+    context = _number_context(text, start)
+    if context == "other":
+        return False
+    if number.startswith("+"):
+        return len(digits) >= 8 and digits[0] != "0"
+    if digits.startswith("00") and digits[2] != "0":
+        return len(digits) >= 10
+    if _NANP.fullmatch(number):
+        return True
+    plain = number.isdigit()
+    if digits[0] == "0" and digits[1] != "0" and 9 <= len(digits) <= 12:
+        if not plain or len(digits) in (10, 11):
+            return True
+    return context == "phone"
+
+
+def _find_phones(text: str, out: _Out) -> None:
+    for match in _PHONE.finditer(text):
+        start, end = match.span()
+        number = match.group()
+        if number.startswith("(") and ")" not in number:
+            start, number = start + 1, number[1:]
+        extension = _PHONE_EXTENSION.search(number)
+        main = number[: extension.start()] if extension else number
+        if _phone_ok(text, start, main):
+            out.append(("phone", start, end))
+
+
+# --- secrets announced by their context -------------------------------------------------
+
+_PASSWORD_WORDS = (
+    r"password|passwd|passphrase|passcode|passwort|kennwort|mot de passe|contrase[ñn]a|"
+    r"wachtwoord|senha|has[łl]o|l[öo]senord|adgangskode|salasana|heslo|jelsz[óo]|parola"
+)
+_PASSWORD = re.compile(
+    r"(?i)(?<![\w-])(?P<key>(?:[a-z0-9]+[_.-]|pg|mysql)*(?:(?P<strong>"
+    + _PASSWORD_WORDS
+    + r")|pass|pwd|pw|mdp|clave))(?![\w-])"
+    r"(?P<sep>[\"']?[ \t]*(?::|=>|=|->)[ \t]*"
+    r"|[ \t]+(?:is|was|ist|lautet|war|est|était|es|era|è|é|är|er|jest|on)[ \t]*:?[ \t]*"
+    r"|[ \t]+)"
+    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`<>]{1,200})"
+)
+_URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s/@]+)@[\w.[\]-]")
+_NOT_PASSWORDS = frozenset(
+    (
+        "null none nil true false required optional empty blank missing unset redacted "
+        "hidden masked incorrect wrong invalid correct weak strong expired reset changed "
+        "updated set saved stored protected field manager hint policy prompt str string "
+        "int bytes bool any text varchar secretstr the a an your my our their this that "
+        "not too very must should will has have can cannot may and or of for to in on "
+        "with by please see n/a na tbd todo sent same below above here there unknown ok "
+        "yes no required. vergessen oublié olvidada dimenticata vergeten ändern"
+    ).split()
+)
+_CODE_REFERENCE = re.compile(
+    r"(?i)[a-z_]\w{2,}(?:\.[a-z_]\w*)*[(\[](?:.*[)\]])?|(?:self|this|args|opts|options|config|"
+    r"settings|cfg|conf|params|request|req|env|os|process|secrets)\.\S*|\$\{.*|\$\(.*|"
+    r"\$[A-Z_][A-Z0-9_]*|\{\{.*|%\(.*|<[^>]*>|\[[^\]]*\]|\{[^}]*\}|[*•x#._-]+|"
+    r"\w*(?:password|passwd|secret)\w*[._]\w*|\w+[._]\w*(?:password|passwd|secret)\w*"
+)
+_PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}")
+
+
+def _password_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
+    start, end = match.span("value")
+    value = match.group("value")
+    if value[0] in "\"'`":
+        start, end, value = start + 1, end - 1, value[1:-1]
+    else:
+        while value and value[-1] in ".,;:" or (value[-1:] == ")" and "(" not in value):
+            value, end = value[:-1], end - 1
+    if len(value) < 3 or value.lower().rstrip("?!") in _NOT_PASSWORDS:
+        return None
+    if _CODE_REFERENCE.fullmatch(value):
+        return None
+    sep = match.group("sep")
+    if match.group("key").lower().endswith("pass") and "=" not in sep:
+        return None
+    if ":" in sep or "=" in sep or ">" in sep:
+        if not value.isalpha() or not _PROSE_AFTER.match(text, end):
+            return (start, end)
+        return None
+    if match.group("strong") is None:
+        return None
+    if sep.strip():
+        return None if value.isalpha() and _PROSE_AFTER.match(text, end) else (start, end)
+    symbols = not value.isalnum()
+    if len(value) < 6 or value.rstrip("?!").isalpha() or not (symbols or _HAS_DIGIT.search(value)):
+        return None
+    return None if value[0] in "/~." or value.isdigit() else (start, end)
+
+
+def _find_passwords(text: str, out: _Out) -> None:
+    for match in _PASSWORD.finditer(text):
+        span = _password_value(text, match)
+        if span is not None:
+            out.append(("password", *span))
+    if "://" in text:
+        for match in _URL_PASSWORD.finditer(text):
+            value = match.group("value")
+            if value.lower() not in _NOT_PASSWORDS and not _CODE_REFERENCE.fullmatch(value):
+                out.append(("password", *match.span("value")))
+
+
+_TOKEN_CHARS = r"[A-Za-z0-9\-._~+/]"
+_BEARER = re.compile(
+    rf"(?i)(?:\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|token)[ \t]+)?"
+    rf"|\bbearer[ \t]+)"
+    rf"(?P<value>{_TOKEN_CHARS}{{8,}}=*)"
+)
+_BASIC = re.compile(r"(?i)\bbasic[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])")
+_GENERIC_SECRET = re.compile(
+    r"(?i)(?<![\w-])(?:[a-z0-9]+[_.-])*(?:api[_.-]?key|apikey|api[_-]?secret|app[_-]?secret|"
+    r"client[_-]?secret|secret[_-]?key|secret|access[_-]?token|auth[_-]?token|"
+    r"refresh[_-]?token|api[_-]?token|private[_-]?token|session[_-]?token|token|"
+    r"access[_-]?key(?:[_-]?id)?|signing[_-]?key|encryption[_-]?key|x-api-key)(?![\w-])"
+    rf"[\"']?[ \t]*(?::|=|=>|[ \t]is)[ \t]*[\"']?(?P<value>{_TOKEN_CHARS}{{16,}}={{0,2}})"
+)
+_AWS_CUE = re.compile(r"(?i)aws|amazon|secret[ _-]?(?:access[ _-]?)?key")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_SECRET_HINT = re.compile(
+    r"(?i)pass|pwd|pw\b|mdp|clave|kennwort|contrase|wachtwoord|senha|has[łl]o|l[öo]senord|"
+    r"adgangskode|salasana|heslo|jelsz|parola|bearer|basic|authori|token|secret|key|aws|"
+    r"amazon|://"
+)
+
+
+def _looks_random(value: str) -> bool:
+    return bool(_HAS_DIGIT.search(value)) and any(char.isalpha() for char in value)
+
+
+def _find_announced_secrets(text: str, out: _Out) -> None:
+    _find_passwords(text, out)
+    for match in _BEARER.finditer(text):
+        value = match.group("value")
+        if _looks_random(value) and (len(value) >= 16 or match.group()[0] in "Aa"):
+            out.append(("bearer_token", *match.span("value")))
+    for match in _BASIC.finditer(text):
+        try:
+            decoded = base64.b64decode(match.group("value"), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if ":" in decoded and decoded.isprintable():
+            out.append(("basic_auth", *match.span("value")))
+    for match in _GENERIC_SECRET.finditer(text):
+        if _looks_random(match.group("value")):
+            out.append(("generic_secret", *match.span("value")))
+    cue = _AWS_CUE.search(text)
+    if cue is not None:
+        for match in _AWS_SECRET.finditer(text, cue.start()):
+            value = match.group()
+            if not (value.isupper() or value.islower()) and _looks_random(value):
+                out.append(("aws_secret_key", match.start(), match.end()))
+
+
+# --- the public entry points ----------------------------------------------------------
+
+_DIGIT_FINDERS: Sequence[Callable[[str, _Out], None]] = (
+    _find_ibans,
+    _find_cards,
+    _find_ssns,
+    _find_ip_addresses,
+    _find_phones,
+)
+
+
+def detect(text: str) -> list[Finding]:
+    """Find PII and secrets in ``text``.
+
+    Returns non-overlapping findings sorted by start. Where two candidates overlap, the
+    more specific kind wins (the order of :data:`KINDS`), then the longer one: a JWT in a
+    ``Bearer`` header is a ``jwt``, a GitHub token given as a password is a
+    ``github_token``.
+    """
+    candidates: _Out = []
+    _find_tokens(text, candidates)
+    if "@" in text:
+        _find_emails(text, candidates)
+    if _HAS_DIGIT.search(text):
+        for finder in _DIGIT_FINDERS:
+            finder(text, candidates)
+    if _SECRET_HINT.search(text):
+        _find_announced_secrets(text, candidates)
+    if not candidates:
+        return []
+    candidates.sort(key=lambda item: (_PRIORITY[item[0]], item[1] - item[2], item[1]))
+    kept: _Out = []
+    for kind, start, end in candidates:
+        if start < end and all(end <= other[1] or other[2] <= start for other in kept):
+            kept.append((kind, start, end))
+    kept.sort(key=lambda item: item[1])
+    return [
+        Finding(kind, start, end, text[start:end]) for kind, start, end in kept if kind != _NOT_PII
+    ]
+
+
+def redact(text: str, findings: Sequence[Finding] | None = None) -> str:
+    """Replace each finding in ``text`` with its placeholder; the rest is kept verbatim.
+
+    ``findings`` defaults to :func:`detect` on ``text``; pass a filtered list to redact only
+    some kinds. Findings must belong to ``text`` and must not overlap.
+    """
+    if findings is None:
+        findings = detect(text)
+    ordered = sorted(findings, key=lambda finding: finding.start)
+    parts: list[str] = []
+    position = 0
+    for finding in ordered:
+        if finding.start < position or text[finding.start : finding.end] != finding.text:
+            raise InvalidInput(
+                f"cannot redact a {finding.kind} finding at {finding.start}..{finding.end}: "
+                "it overlaps another finding or is not in this text; pass findings from "
+                "detect() on the same text"
+            )
+        parts += (text[position : finding.start], placeholder(finding.kind))
+        position = finding.end
+    parts.append(text[position:])
+    return "".join(parts)

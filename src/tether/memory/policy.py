@@ -1,0 +1,258 @@
+"""The write policy: a pipeline of named rules that decides what may be remembered.
+
+Every rule looks at the proposal (and what the store knows: recorded effects, consents,
+the run's writes so far) and returns allowed, held (a person must approve) or refused,
+with a reason. The verdict is the strictest answer; all reasons are kept. Rules never
+see or log more than they need: the decision carries the kinds of PII found, never the
+values, and the redacted text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether.memory.injection import looks_like_instruction
+from tether.memory.models import (
+    MemoryKind,
+    MemoryProposal,
+    PolicyDecision,
+    RuleResult,
+    Scope,
+    SourceType,
+    Verdict,
+)
+from tether.principals import Principal, Role
+
+PII_KINDS = frozenset({"email", "phone", "ssn", "card", "iban", "ip_address"})
+"""Personal data: redacted by default. Every other finding is a secret: refused."""
+
+UNTRUSTED = frozenset(
+    {
+        SourceType.USER_MESSAGE,
+        SourceType.TOOL_RESULT,
+        SourceType.DOCUMENT,
+        SourceType.MODEL_INFERENCE,
+    }
+)
+CASE_FACT_SOURCES = frozenset({SourceType.TOOL_RESULT, SourceType.HUMAN})
+
+_TRANSIENT = re.compile(
+    r"\b(?:right now|at the moment|currently|for now|today|tonight|this (?:morning|afternoon|"
+    r"evening|week)|just now|i'?m (?:busy|tired|hungry|in a meeting|on my way|running late)|"
+    r"gerade|im moment|heute|en ce moment|aujourd'hui|ahora mismo|hoy|adesso|oggi|nu even)\b",
+    re.IGNORECASE,
+)
+
+
+class PolicyConfig(BaseModel):
+    """A tenant's settings for the write policy."""
+
+    model_config = ConfigDict(frozen=True)
+
+    confidence_threshold: float = Field(0.7, ge=0.0, le=1.0)
+    pii_action: str = Field("redact", pattern="^(redact|refuse)$")
+    run_write_budget: int = Field(20, ge=0)
+    retention_days: dict[str, int | None] = Field(
+        default_factory=lambda: {
+            MemoryKind.EVENT.value: 90,
+            MemoryKind.SUMMARY.value: 180,
+            MemoryKind.FACT.value: 365,
+            MemoryKind.PREFERENCE.value: None,
+            MemoryKind.INSTRUCTION.value: None,
+            MemoryKind.CONSTRAINT.value: None,
+        }
+    )
+    disabled_rules: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the rules may ask the store, bound to the proposal's tenant."""
+
+    effect_recorded: Callable[[str], bool]
+    has_consent: Callable[[str], bool]
+    run_writes: Callable[[str], int]
+
+
+@dataclass
+class Review:
+    proposal: MemoryProposal
+    principal: Principal
+    config: PolicyConfig
+    facts: Facts
+    findings: list[Any] = field(default_factory=list)
+
+
+Rule = Callable[[Review], RuleResult | None]
+
+
+def _result(rule: str, verdict: Verdict, reason: str) -> RuleResult:
+    return RuleResult(rule=rule, verdict=verdict, reason=reason)
+
+
+def scope_permission(review: Review) -> RuleResult | None:
+    principal, scope = review.principal, review.proposal.scope
+    if not any(principal.has_role(r) for r in (Role.AGENT, Role.OPERATOR, Role.APPROVER)):
+        return _result(
+            "scope_permission", Verdict.REFUSED, f"{principal.principal_id} may not write memory"
+        )
+    if scope is Scope.GLOBAL and not principal.has_role(Role.ADMIN):
+        if principal.has_role(Role.AGENT):
+            return _result(
+                "scope_permission", Verdict.HELD, "global memory needs an administrator's approval"
+            )
+        return _result(
+            "scope_permission", Verdict.REFUSED, "only administrators write global memory"
+        )
+    if (
+        scope is Scope.TENANT
+        and Role.AGENT in principal.roles
+        and not principal.has_role(Role.OPERATOR)
+    ):
+        return _result(
+            "scope_permission", Verdict.HELD, "an agent writes tenant memory only with approval"
+        )
+    return None
+
+
+def source_rules(review: Review) -> RuleResult | None:
+    proposal = review.proposal
+    if proposal.scope is Scope.CASE and proposal.kind is MemoryKind.FACT:
+        if proposal.source_type not in CASE_FACT_SOURCES:
+            return _result(
+                "source_rules",
+                Verdict.REFUSED,
+                f"case facts come from tool results or people, not {proposal.source_type.value}",
+            )
+    if proposal.source_type is SourceType.TOOL_RESULT:
+        ref = proposal.source_ref or ""
+        if not ref.startswith("effect:") or not review.facts.effect_recorded(
+            ref.removeprefix("effect:")
+        ):
+            return _result(
+                "source_rules",
+                Verdict.REFUSED,
+                "a tool_result must reference a recorded effect of this tenant (source_ref effect:<key>)",
+            )
+    return None
+
+
+def pii_and_secrets(review: Review) -> RuleResult | None:
+    kinds = sorted({finding.kind for finding in review.findings})
+    secrets = [kind for kind in kinds if kind not in PII_KINDS]
+    if secrets:
+        return _result(
+            "pii_and_secrets", Verdict.REFUSED, f"contains secrets: {', '.join(secrets)}"
+        )
+    if kinds and review.config.pii_action == "refuse":
+        return _result(
+            "pii_and_secrets", Verdict.REFUSED, f"contains personal data: {', '.join(kinds)}"
+        )
+    if kinds:
+        return _result("pii_and_secrets", Verdict.ALLOWED, f"redacted: {', '.join(kinds)}")
+    return None
+
+
+def confidence_threshold(review: Review) -> RuleResult | None:
+    threshold = review.config.confidence_threshold
+    if review.proposal.confidence < threshold:
+        return _result(
+            "confidence_threshold",
+            Verdict.REFUSED,
+            f"confidence {review.proposal.confidence:.2f} is below {threshold:.2f}",
+        )
+    return None
+
+
+def transient_statements(review: Review) -> RuleResult | None:
+    proposal = review.proposal
+    if proposal.kind in (MemoryKind.EVENT, MemoryKind.SUMMARY):
+        return None
+    match = _TRANSIENT.search(proposal.text)
+    if match:
+        return _result("transient", Verdict.REFUSED, f"transient statement ({match.group(0)!r})")
+    return None
+
+
+def instruction_like(review: Review) -> RuleResult | None:
+    proposal = review.proposal
+    if proposal.source_type not in UNTRUSTED and proposal.kind is not MemoryKind.INSTRUCTION:
+        return None
+    pattern = looks_like_instruction(proposal.text)
+    if pattern or (proposal.kind is MemoryKind.INSTRUCTION and proposal.source_type in UNTRUSTED):
+        return _result(
+            "instruction_like",
+            Verdict.HELD,
+            "instruction-like text from an untrusted source needs a person's approval",
+        )
+    return None
+
+
+def consent(review: Review) -> RuleResult | None:
+    proposal = review.proposal
+    if proposal.kind is not MemoryKind.PREFERENCE or proposal.scope is not Scope.USER:
+        return None
+    if not review.facts.has_consent(proposal.scope_id):
+        return _result(
+            "consent",
+            Verdict.REFUSED,
+            f"user {proposal.scope_id} has not consented to storing preferences",
+        )
+    return None
+
+
+def write_budget(review: Review) -> RuleResult | None:
+    run_id = review.proposal.run_id
+    if run_id is None:
+        return None
+    used = review.facts.run_writes(run_id)
+    if used >= review.config.run_write_budget:
+        return _result(
+            "write_budget",
+            Verdict.REFUSED,
+            f"run {run_id} has used its budget of {review.config.run_write_budget} memory writes",
+        )
+    return None
+
+
+RULES: dict[str, Rule] = {
+    "scope_permission": scope_permission,
+    "source_rules": source_rules,
+    "pii_and_secrets": pii_and_secrets,
+    "confidence_threshold": confidence_threshold,
+    "transient": transient_statements,
+    "instruction_like": instruction_like,
+    "consent": consent,
+    "write_budget": write_budget,
+}
+
+_ORDER = {Verdict.ALLOWED: 0, Verdict.HELD: 1, Verdict.REFUSED: 2}
+
+
+def decide(
+    proposal: MemoryProposal, principal: Principal, config: PolicyConfig, facts: Facts
+) -> PolicyDecision:
+    """Run every enabled rule and combine their answers (strictest wins)."""
+    from tether.memory import pii
+
+    review = Review(proposal, principal, config, facts, pii.detect(proposal.text))
+    results = []
+    for name, rule in RULES.items():
+        if name in config.disabled_rules:
+            continue
+        result = rule(review)
+        if result is not None:
+            results.append(result)
+    verdict = max((r.verdict for r in results), key=_ORDER.__getitem__, default=Verdict.ALLOWED)
+    return PolicyDecision(
+        verdict=verdict,
+        reasons=results,
+        redacted_text=pii.redact(proposal.text, review.findings),
+        findings=sorted({finding.kind for finding in review.findings}),
+        retention_days=config.retention_days.get(proposal.kind.value),
+    )

@@ -1,0 +1,252 @@
+"""Typed storage operations of governed memory, written once over named queries."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tether import canonical
+from tether.memory.models import MemoryRecord
+from tether.storage._transaction import QueryTransaction, Row
+
+_RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
+_TIMES = (
+    "valid_from",
+    "valid_to",
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "superseded_at",
+    "last_access",
+    "purge_after",
+)
+
+
+class MemoryOps(QueryTransaction):
+    @abstractmethod
+    def _array_in(self, values: Sequence[str]) -> Any: ...
+
+    @abstractmethod
+    def _index_text(self, text: str) -> int | None:
+        """Add ``text`` to a separate full-text index if the backend keeps one; its id."""
+
+    @abstractmethod
+    def _unindex_text(self, index_id: int | None) -> None: ...
+
+    def _memory(self, row: Row) -> MemoryRecord:
+        values = {key: row[key] for key in _RECORD_FIELDS}
+        for key in _TIMES:
+            values[key] = None if row[key] is None else self._ts_out(row[key])
+        values["subjects"] = canonical.loads(row["subjects"])
+        values["tags"] = canonical.loads(row["tags"])
+        return MemoryRecord.model_validate(values)
+
+    def _memory_params(self, record: MemoryRecord) -> dict[str, Any]:
+        params = dict(record.__dict__)
+        for key in _TIMES:
+            value = params[key]
+            params[key] = None if value is None else self._ts_in(value)
+        for key in ("scope", "kind", "source_type", "sensitivity", "status"):
+            params[key] = params[key].value
+        params["subjects"] = canonical.dumps(record.subjects)
+        params["tags"] = canonical.dumps(record.tags)
+        return params
+
+    def insert_memory(self, record: MemoryRecord) -> None:
+        params = self._memory_params(record)
+        params["fts_rowid"] = self._index_text(record.text)
+        self._fetch("insert_memory", params)
+        for subject in record.subjects:
+            self._fetch(
+                "insert_memory_subject",
+                {
+                    "tenant_id": record.tenant_id,
+                    "subject_id": subject,
+                    "memory_id": record.memory_id,
+                },
+            )
+
+    def update_memory(self, record: MemoryRecord) -> None:
+        self._fetch("update_memory", self._memory_params(record))
+
+    def get_memory(self, tenant_id: str, memory_id: str) -> MemoryRecord | None:
+        row = self._one("get_memory", tenant_id=tenant_id, memory_id=memory_id)
+        return self._memory(row) if row else None
+
+    def list_memories(
+        self, tenant_id: str, *, scopes: Sequence[str], statuses: Sequence[str], limit: int
+    ) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_memories",
+            {
+                "tenant_id": tenant_id,
+                "scopes": self._array_in(scopes),
+                "statuses": self._array_in(statuses),
+                "limit": limit,
+            },
+        )
+        return [self._memory(row) for row in rows]
+
+    def list_memories_by_fact_key(
+        self, tenant_id: str, scope: str, scope_id: str, fact_key: str
+    ) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_memories_by_fact_key",
+            {"tenant_id": tenant_id, "scope": scope, "scope_id": scope_id, "fact_key": fact_key},
+        )
+        return [self._memory(row) for row in rows]
+
+    def list_memories_by_source(
+        self, tenant_id: str, source_ref: str, source_version: str
+    ) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_memories_by_source",
+            {"tenant_id": tenant_id, "source_ref": source_ref, "source_version": source_version},
+        )
+        return [self._memory(row) for row in rows]
+
+    def search_memories_text(
+        self, tenant_id: str, *, match: str, scopes: Sequence[str], limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        rows = self._fetch(
+            "search_memories_text",
+            {
+                "tenant_id": tenant_id,
+                "match": match,
+                "scopes": self._array_in(scopes),
+                "limit": limit,
+            },
+        )
+        return [(self._memory(row), float(row["lexical_score"])) for row in rows]
+
+    def list_subject_memories(self, tenant_id: str, subject_id: str) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_subject_memories", {"tenant_id": tenant_id, "subject_id": subject_id}
+        )
+        return [self._memory(row) for row in rows]
+
+    def delete_memory(self, tenant_id: str, memory_id: str) -> None:
+        """Remove a record and every copy of its text: index entry, vectors, subject links."""
+        row = self._one("get_memory", tenant_id=tenant_id, memory_id=memory_id)
+        if row is None:
+            return
+        self._unindex_text(row.get("fts_rowid") if hasattr(row, "get") else row["fts_rowid"])
+        key = {"tenant_id": tenant_id, "memory_id": memory_id}
+        self._fetch("delete_memory_vectors", key)
+        self._fetch("delete_memory_subjects", key)
+        self._fetch("delete_memory", key)
+
+    def upsert_memory_vector(
+        self, tenant_id: str, memory_id: str, embedder_id: str, vector: bytes, dim: int
+    ) -> None:
+        self._fetch(
+            "upsert_memory_vector",
+            {
+                "tenant_id": tenant_id,
+                "memory_id": memory_id,
+                "embedder_id": embedder_id,
+                "dim": dim,
+                "vector": vector,
+            },
+        )
+
+    def list_scope_vectors(
+        self, tenant_id: str, *, embedder_id: str, scopes: Sequence[str]
+    ) -> list[tuple[str, bytes]]:
+        rows = self._fetch(
+            "list_scope_vectors",
+            {"tenant_id": tenant_id, "embedder_id": embedder_id, "scopes": self._array_in(scopes)},
+        )
+        return [(row["memory_id"], bytes(row["vector"])) for row in rows]
+
+    def insert_memory_decision(self, values: Mapping[str, Any]) -> None:
+        params = dict(values)
+        params["at"] = self._ts_in(params["at"])
+        self._fetch("insert_memory_decision", params)
+
+    def delete_memory_decisions_for(
+        self, tenant_id: str, memory_id: str, subject_hash: str
+    ) -> None:
+        self._fetch(
+            "delete_memory_decisions_for",
+            {"tenant_id": tenant_id, "memory_id": memory_id, "subject_hash": subject_hash},
+        )
+
+    def insert_memory_recall(self, values: Mapping[str, Any]) -> None:
+        params = dict(values)
+        params["at"] = self._ts_in(params["at"])
+        self._fetch("insert_memory_recall", params)
+
+    def bump_memory_access(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
+        when = self._ts_in(at)
+        for memory_id, count in hits.items():
+            self._fetch(
+                "bump_memory_access",
+                {"tenant_id": tenant_id, "memory_id": memory_id, "hits": count, "at": when},
+            )
+
+    def upsert_memory_consent(
+        self,
+        tenant_id: str,
+        user_id: str,
+        purpose: str,
+        granted_at: datetime,
+        revoked_at: datetime | None,
+    ) -> None:
+        self._fetch(
+            "upsert_memory_consent",
+            {
+                "tenant_id": tenant_id,
+                "user_id": user_id,
+                "purpose": purpose,
+                "granted_at": self._ts_in(granted_at),
+                "revoked_at": None if revoked_at is None else self._ts_in(revoked_at),
+            },
+        )
+
+    def has_memory_consent(self, tenant_id: str, user_id: str, purpose: str) -> bool:
+        row = self._one("get_memory_consent", tenant_id=tenant_id, user_id=user_id, purpose=purpose)
+        return row is not None and row["revoked_at"] is None
+
+    def count_run_memories(self, tenant_id: str, run_id: str) -> int:
+        row = self._one("count_run_memories", tenant_id=tenant_id, run_id=run_id)
+        return int(row["n"]) if row else 0
+
+    def insert_memory_hold(self, values: Mapping[str, Any]) -> None:
+        params = dict(values)
+        params["created_at"] = self._ts_in(params["created_at"])
+        self._fetch("insert_memory_hold", params)
+
+    def list_memory_holds(self, tenant_id: str) -> list[tuple[str, str]]:
+        return [
+            (row["scope"], row["scope_id"])
+            for row in self._fetch("list_memory_holds", {"tenant_id": tenant_id})
+        ]
+
+    def insert_memory_tombstone(self, values: Mapping[str, Any]) -> None:
+        params = dict(values)
+        params["erased_at"] = self._ts_in(params["erased_at"])
+        self._fetch("insert_memory_tombstone", params)
+
+    def get_memory_policy(self, tenant_id: str) -> str | None:
+        row = self._one("get_memory_policy", tenant_id=tenant_id)
+        return None if row is None else str(row["config"])
+
+    def upsert_memory_policy(self, tenant_id: str, config: str, at: datetime, by: str) -> None:
+        self._fetch(
+            "upsert_memory_policy",
+            {
+                "tenant_id": tenant_id,
+                "config": config,
+                "updated_at": self._ts_in(at),
+                "updated_by": by,
+            },
+        )
+
+    def list_memories_due(self, tenant_id: str, *, now: datetime, limit: int) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_memories_due", {"tenant_id": tenant_id, "now": self._ts_in(now), "limit": limit}
+        )
+        return [self._memory(row) for row in rows]
