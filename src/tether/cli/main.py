@@ -9,6 +9,7 @@ import typer
 from tether import __version__
 from tether.cli import admin, demo
 from tether.cli.audit import audit_app
+from tether.cli.memory import memory_app
 from tether.cli.runs import approvals_app, runs_app, worker
 from tether.cli.tenants import principals_app, tenants_app
 
@@ -53,6 +54,7 @@ app.add_typer(principals_app, name="principals")
 app.add_typer(audit_app, name="audit")
 app.add_typer(runs_app, name="runs")
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(memory_app, name="memory")
 app.command()(worker)
 
 

@@ -32,7 +32,7 @@ import base64
 import binascii
 import ipaddress
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tether.errors import InvalidInput
@@ -149,32 +149,30 @@ def iban_valid(iban: str) -> bool:
 
 # --- context --------------------------------------------------------------------------
 
-_PHONE_WORDS = (
-    r"phone|telephone|tel|tél|tlf|mob|mobile|cell|cellphone|call|calling|text|sms|whatsapp|"
-    r"fax|ring|dial|reach|contact|hotline|telefon\w*|handy|mobil|rufnummer|anruf\w*|"
-    r"rufen|ruf|erreichbar\w*|durchwahl|téléphone|telephone|portable|appel\w*|joindre|"
-    r"joignable|fixe|teléfono|telefono|móvil|movil|llam\w*|contacto|celular|cellulare|"
-    r"chiam\w*|contatto|contatti|telefoon\w*|mobiel|bel|bellen|belt|telefone|ligue|"
-    r"ligar|komórka|numer telefonu|ring\w*"
+# A number right after one of these words is a phone number whatever its shape; after one
+# of the "other" words (or a "#") it is an order, a ticket, a version... and never a phone.
+_PHONE_CUES = frozenset(
+    "phone phones telephone tel tél tlf mob mobile cell cellphone call calling text sms "
+    "whatsapp fax dial reach contact hotline handy mobil rufnummer rufen ruf durchwahl "
+    "téléphone portable joindre joignable fixe teléfono telefono móvil movil contacto "
+    "celular cellulare contatto contatti mobiel bel bellen belt telefone ligue ligar "
+    "komórka".split()
 )
-_OTHER_NUMBER_WORDS = (
-    r"order|orders|invoice|ref|reference|ticket|tracking|case|id|sku|serial|version|"
-    r"ver|build|release|isbn|iban|bic|account|acct|konto|po|item|part|batch|lot|zip|"
-    r"postcode|plz|bestell\w*|rechnung\w*|auftrag\w*|commande|facture|"
-    r"pedido|factura|ordine|fattura|bestelling|factuur|dossier|expediente|pratica|"
-    r"kundennummer|kundennr|shipment|parcel|sendung\w*|colis|transaction|txn|receipt|quittung"
+_PHONE_STEMS = ("telefon", "anruf", "erreichbar", "appel", "llam", "chiam", "ring", "phone")
+_OTHER_CUES = frozenset(
+    "order orders invoice ref reference ticket tracking case id sku serial version ver "
+    "build release isbn iban bic account acct konto po item part batch lot zip postcode "
+    "plz commande facture pedido factura ordine fattura bestelling factuur dossier "
+    "expediente pratica kundennummer kundennr shipment parcel colis transaction txn "
+    "receipt quittung".split()
 )
-_NUMBER_CONTEXT = re.compile(
-    rf"(?i)(?<!\w)(?:(?P<phone>{_PHONE_WORDS})|(?P<other>{_OTHER_NUMBER_WORDS}))(?!\w)|#"
+_OTHER_STEMS = ("bestell", "rechnung", "auftrag", "sendung")
+_SSN_CUES = frozenset("ssn ss social soc sec tin itin taxpayer".split())
+_VERSION_CUES = frozenset(
+    "v ver version versions release rel build firmware fw kernel update updated upgrade "
+    "upgraded patch sdk api driver bios os app".split()
 )
-_SSN_CONTEXT = re.compile(
-    r"(?i)(?<!\w)(?:ssn|ss#|social[ -]security|soc\.? ?sec\.?|tin|taxpayer)(?!\w)"
-)
-_VERSION_CUE = re.compile(
-    r"(?i)(?:(?<!\w)(?:v|ver|version|versions|release|rel|build|firmware|fw|kernel|"
-    r"update|updated|upgrade|upgraded|patch|sdk|api|driver|bios|os|app)[\s:.#-]*|==|~=|"
-    r">=|<=|\^|~|[A-Za-z0-9]/)$"
-)
+_CUE_WORD = re.compile(r"#|[^\W\d_]+")
 _DATE_INSIDE = re.compile(
     r"(?<!\d)(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)\d\d|(?:19|20)\d\d[./-]\d{1,2}[./-]"
     r"\d{1,2})(?!\d)"
@@ -186,20 +184,45 @@ def _window(text: str, start: int, width: int) -> str:
     return window[window.rfind("\n") + 1 :]
 
 
+def _cue_words(text: str, start: int) -> list[str]:
+    return _CUE_WORD.findall(_window(text, start, 40).lower())
+
+
 def _number_context(text: str, start: int) -> str | None:
     """``"phone"`` or ``"other"`` after the nearest cue word before ``start``, else None."""
-    last = None
-    for last in _NUMBER_CONTEXT.finditer(_window(text, start, 40)):
-        pass
-    if last is None:
-        return None
-    return "phone" if last.group("phone") else "other"
+    for word in reversed(_cue_words(text, start)):
+        if word in _PHONE_CUES or word.startswith(_PHONE_STEMS):
+            return "phone"
+        if word == "#" or word in _OTHER_CUES or word.startswith(_OTHER_STEMS):
+            return "other"
+    return None
+
+
+def _after_version_cue(text: str, start: int) -> bool:
+    """Whether a dotted number at ``start`` follows "version", "v", "==", "Chrome/"..."""
+    tail = _window(text, start, 24)
+    if tail.endswith(("==", "~=", ">=", "<=", "^", "~")) or tail[-2:-1].isalnum() > (
+        tail[-1:] != "/"
+    ):
+        return True
+    stripped = tail.rstrip(" \t:.#-")
+    position = len(stripped)
+    while position and stripped[position - 1].isalpha():
+        position -= 1
+    return stripped[position:].lower() in _VERSION_CUES
 
 
 # --- finders --------------------------------------------------------------------------
 
 _Out = list[tuple[str, int, int]]
 
+# Cheap test for a token prefix, anchored on the token's rarest character.
+_TOKEN_HINT = re.compile(
+    r"_(?:(?<=gh[pousr]_)|(?<=_pat_)|(?<=k_live_)|(?<=k_test_)|(?<=whsec_)|(?<=npm_)|"
+    r"(?<=hf_))|-(?:(?<=xox[a-z]-)|(?<=sk-)|(?<=pypi-)|(?<=-----)|(?<=gl[a-z][a-z]-)|"
+    r"(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)|(?<=gl[a-z]{5}-))|J(?<=eyJ)|\.(?<=SG\.)|"
+    r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|PKA|ROA|Iza)|\.(?<=hooks\.)"
+)
 _TOKENS = re.compile(
     r"(?P<private_key>-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END"
     r"[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:\s*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+:[^\n]*))*))"
@@ -221,25 +244,22 @@ _TOKENS = re.compile(
     r"|(?P<sendgrid_key>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"
     r")(?![A-Za-z0-9_-])"
 )
-_HAS_DIGIT = re.compile(r"\d")
+_HAS_DIGIT = re.compile(r"[0-9]")
 
 
 def _find_tokens(text: str, out: _Out) -> None:
     for match in _TOKENS.finditer(text):
         kind = match.lastgroup
-        if kind is None:
-            continue
         if kind == "openai_key" and not _HAS_DIGIT.search(match.group(), 3):
             continue
-        out.append((kind, match.start(), match.end()))
+        if kind is not None:
+            out.append((kind, match.start(), match.end()))
 
 
 _EMAIL = re.compile(
     r"(?<![\w.%+-])[\w.%+-]{1,64}@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,24}(?![\w-])"
 )
-_NOT_EMAIL_TLDS = frozenset(
-    {"png", "jpg", "jpeg", "gif", "svg", "webp", "css", "js", "ts", "py", "json", "tgz"}
-)
+_NOT_EMAIL_TLDS = frozenset("png jpg jpeg gif svg webp css js ts py json tgz".split())
 
 
 def _find_emails(text: str, out: _Out) -> None:
@@ -252,12 +272,13 @@ def _find_emails(text: str, out: _Out) -> None:
         out.append(("email", match.start(), match.end()))
 
 
-_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d\d(?=[ ]?[A-Za-z0-9])")
+_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}")
 
 
 def _find_ibans(text: str, out: _Out) -> None:
+    """IBANs, compact or in groups of four; a wrong checksum marks the text as not PII."""
     for match in _IBAN_START.finditer(text):
-        length = _IBAN_LENGTHS.get(match.group()[:2].upper())
+        length = _IBAN_LENGTHS.get(match.group()[:2])
         if length is None:
             continue
         position, count, size = match.start(), 0, len(text)
@@ -265,7 +286,7 @@ def _find_ibans(text: str, out: _Out) -> None:
             char = text[position]
             if char.isascii() and char.isalnum():
                 count += 1
-            elif not (char == " " and count and count % 4 == 0):
+            elif not (char == " " and count % 4 == 0):
                 break
             position += 1
         if count != length or (position < size and text[position].isalnum()):
@@ -274,8 +295,22 @@ def _find_ibans(text: str, out: _Out) -> None:
         out.append((kind, match.start(), position))
 
 
-_CARD = re.compile(r"(?<![\w+./-])\d(?:[ -]?\d){11,18}(?![\w-]|[.,/]\d)")
-_CARD_GROUPS = re.compile(r"[ -]")
+# A run of digits and phone separators: where every digit kind (card, SSN, IPv4, phone)
+# starts. Each is then matched anchored at the run's start.
+_NUMBER_RUN = re.compile(
+    r"(?<![\w.-])(?:\+|\()?[0-9](?:[ .\-/()]{0,3}[0-9])*"
+    r"(?:[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?[0-9]{1,6})?(?![\w@]|[.,/-][0-9])"
+)
+_CARD = re.compile(r"(?<![\w+./-])[0-9](?:[ -]?[0-9]){11,18}(?![\w-]|[.,/][0-9])")
+_CARD_SEPARATOR = re.compile(r"[ -]")
+_SSN = re.compile(
+    r"(?<![\w-])(?!000|666|9[0-9][0-9])[0-9]{3}([- ]?)(?!00)[0-9]{2}\1(?!0000)[0-9]{4}(?![\w-])"
+)
+_IPV4 = re.compile(r"(?<![\w.-])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\.?\w|-[A-Za-z])")
+_PHONE_NOT_AFTER = frozenset("+#@$€£¥%&*/,=")
+_PHONE_EXTENSION = re.compile(r"[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?[0-9]+$")
+_DECIMAL_START = re.compile(r"\(?0[.,]")
+_NANP = re.compile(r"(?:\+?1[ .-]?)?(?:\([0-9]{3}\)[ .-]?|[0-9]{3}[ .-])[0-9]{3}[ .-][0-9]{4}")
 
 
 def _card_issuer_ok(digits: str) -> bool:
@@ -283,88 +318,64 @@ def _card_issuer_ok(digits: str) -> bool:
     if first == "4":
         return size in (13, 16, 19)
     if first == "3":
-        return digits[1] in "0456789" and 14 <= size <= 19
-    if first in "56":
-        return True
+        return digits[1] in "0456789" and size >= 14
     if first == "2":
-        return size == 16 and 2221 <= int(digits[:4]) <= 2720 or size == 15 and digits[:4] == "2131"
-    return size == 15 and digits[:4] == "1800"
+        if size == 15:
+            return digits[:4] == "2131"
+        return size == 16 and 2221 <= int(digits[:4]) <= 2720
+    return first in "56" or (size == 15 and digits[:4] == "1800")
 
 
-def _find_cards(text: str, out: _Out) -> None:
-    for match in _CARD.finditer(text):
-        candidate = match.group()
-        groups = _CARD_GROUPS.split(candidate)
-        digits = "".join(groups)
-        if not (13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)):
-            continue
-        if len(groups) > 1:
-            if len({char for char in candidate if not char.isdigit()}) != 1:
-                continue
-            if len(groups[0]) != 4 or any(not 3 <= len(group) <= 6 for group in groups[1:-1]):
-                continue
-        elif _number_context(text, match.start()) == "other":
-            continue
-        out.append(("card", match.start(), match.end()))
+def _card_at(text: str, position: int) -> tuple[str, int, int] | None:
+    match = _CARD.match(text, position)
+    if match is None:
+        return None
+    candidate = match.group()
+    groups = _CARD_SEPARATOR.split(candidate)
+    digits = "".join(groups)
+    if not (13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)):
+        return None
+    if len(groups) > 1:
+        if len(set(candidate) - set("0123456789")) != 1 or len(groups[0]) != 4:
+            return None
+        if any(not 3 <= len(group) <= 6 for group in groups[1:-1]):
+            return None
+    elif _number_context(text, position) == "other":
+        return None
+    return ("card", position, match.end())
 
 
-_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}([- ]?)(?!00)\d\d\1(?!0000)\d{4}(?![\w-])")
+def _ssn_at(text: str, position: int) -> tuple[str, int, int] | None:
+    match = _SSN.match(text, position)
+    if match is None:
+        return None
+    cued = not _SSN_CUES.isdisjoint(_cue_words(text, position))
+    if not cued and (match.group(1) != "-" or _number_context(text, position) == "other"):
+        return None
+    return ("ssn", position, match.end())
 
 
-def _find_ssns(text: str, out: _Out) -> None:
-    for match in _SSN.finditer(text):
-        cue = _SSN_CONTEXT.search(_window(text, match.start(), 40))
-        if match.group(1) != "-" and cue is None:
-            continue
-        if cue is None and _number_context(text, match.start()) == "other":
-            continue
-        out.append(("ssn", match.start(), match.end()))
-
-
-_IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\w|-[A-Za-z])")
-_IPV6 = re.compile(
-    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4})"
-    r"(?:%[0-9A-Za-z_.]+)?(?![\w:]|\.\w)"
-)
-
-
-def _find_ip_addresses(text: str, out: _Out) -> None:
-    for match in _IPV4.finditer(text):
-        octets = match.group().split(".")
-        if any(int(octet) > 255 or (octet[0] == "0" and len(octet) > 1) for octet in octets):
-            continue
-        if octets in (["0", "0", "0", "0"], ["255", "255", "255", "255"]):
-            continue
-        if _VERSION_CUE.search(_window(text, match.start(), 24)):
-            continue
-        out.append(("ip_address", match.start(), match.end()))
-    if ":" not in text:
-        return
-    for match in _IPV6.finditer(text):
-        candidate = match.group()
-        address = candidate.split("%", 1)[0]
-        if "::" not in address and address.count(":") + ("." in address) < 7:
-            continue
-        if not _HAS_DIGIT.search(address):
-            continue
-        try:
-            parsed = ipaddress.IPv6Address(candidate)
-        except ValueError:
-            continue
-        if not (parsed.is_unspecified or parsed.is_loopback):
-            out.append(("ip_address", match.start(), match.end()))
-
-
-_PHONE = re.compile(
-    r"(?<![\w+#@$€£¥%&*/.,=-])(?:\+|\()?\d(?:[ .\-/()]{0,3}\d)*"
-    r"(?:[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?\d{1,6})?(?![\w@]|[.,/-]\d)"
-)
-_PHONE_EXTENSION = re.compile(r"[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?\d+$")
-_DECIMAL_START = re.compile(r"\(?0[.,]")
-_NANP = re.compile(r"(?:\+?1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}")
+def _ipv4_at(text: str, position: int) -> tuple[str, int, int] | None:
+    match = _IPV4.match(text, position)
+    if match is None:
+        return None
+    octets = match.group().split(".")
+    if any(int(octet) > 255 or (octet[0] == "0" and len(octet) > 1) for octet in octets):
+        return None
+    if octets in (["0", "0", "0", "0"], ["255", "255", "255", "255"]):
+        return None
+    if _after_version_cue(text, position):
+        return None
+    return ("ip_address", position, match.end())
 
 
 def _phone_ok(text: str, start: int, number: str) -> bool:
+    """Whether a run of digits is a phone number: by its shape, or by a cue word before it.
+
+    Without a cue, only shapes that ordinary numbers rarely take count: an international
+    prefix (``+`` or ``00``), a national trunk ``0`` with separators or ten or eleven
+    digits, or the North American ``(555) 123-4567`` layouts.
+    """
     digits = "".join(char for char in number if char.isdigit())
     longest = 16 if "(0)" in number.replace(" ", "") else 15
     if not 7 <= len(digits) <= longest or _DATE_INSIDE.search(number):
@@ -380,17 +391,24 @@ def _phone_ok(text: str, start: int, number: str) -> bool:
         return len(digits) >= 10
     if _NANP.fullmatch(number):
         return True
-    plain = number.isdigit()
     if digits[0] == "0" and digits[1] != "0" and 9 <= len(digits) <= 12:
-        if not plain or len(digits) in (10, 11):
+        if not number.isdigit() or len(digits) in (10, 11):
             return True
     return context == "phone"
 
 
-def _find_phones(text: str, out: _Out) -> None:
-    for match in _PHONE.finditer(text):
-        start, end = match.span()
-        number = match.group()
+def _find_numbers(text: str, out: _Out) -> None:
+    """Cards, SSNs, IPv4 addresses and phone numbers, all starting where a number does."""
+    for run in _NUMBER_RUN.finditer(text):
+        start, end = run.span()
+        number = run.group()
+        if number[0].isdigit():
+            for finder in (_card_at, _ssn_at, _ipv4_at):
+                found = finder(text, start)
+                if found is not None:
+                    out.append(found)
+        if start and text[start - 1] in _PHONE_NOT_AFTER:
+            continue
         if number.startswith("(") and ")" not in number:
             start, number = start + 1, number[1:]
         extension = _PHONE_EXTENSION.search(number)
@@ -399,16 +417,39 @@ def _find_phones(text: str, out: _Out) -> None:
             out.append(("phone", start, end))
 
 
+_IPV6 = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4})"
+    r"(?:%[0-9A-Za-z_.]+)?(?![\w:]|\.\w)"
+)
+
+
+def _find_ipv6(text: str, out: _Out) -> None:
+    for match in _IPV6.finditer(text):
+        candidate = match.group()
+        address = candidate.split("%", 1)[0]
+        if "::" not in address and address.count(":") + ("." in address) < 7:
+            continue
+        if not _HAS_DIGIT.search(address):
+            continue
+        try:
+            parsed = ipaddress.IPv6Address(candidate)
+        except ValueError:
+            continue
+        if not (parsed.is_unspecified or parsed.is_loopback):
+            out.append(("ip_address", match.start(), match.end()))
+
+
 # --- secrets announced by their context -------------------------------------------------
 
-_PASSWORD_WORDS = (
-    r"password|passwd|passphrase|passcode|passwort|kennwort|mot de passe|contrase[ñn]a|"
-    r"wachtwoord|senha|has[łl]o|l[öo]senord|adgangskode|salasana|heslo|jelsz[óo]|parola"
-)
+_PASSWORD_HINTS = (
+    "pass", "pw", "kennwort", "contrase", "wachtwoord", "senha", "hasł", "haslo", "senord",
+    "adgangskode", "salasana", "heslo", "jelsz", "parola", "mdp", "clave", "://",
+)  # fmt: skip
+_KEY_HINTS = ("bearer", "authori", "basic", "key", "token", "secret", "aws", "amazon")
 _PASSWORD = re.compile(
-    r"(?i)(?<![\w-])(?P<key>(?:[a-z0-9]+[_.-]|pg|mysql)*(?:(?P<strong>"
-    + _PASSWORD_WORDS
-    + r")|pass|pwd|pw|mdp|clave))(?![\w-])"
+    r"(?i)(?<![a-z0-9])(?:(?P<strong>pgpassword|password|passwd|passphrase|passcode|"
+    r"passwort|kennwort|mot de passe|contrase[ñn]a|wachtwoord|senha|has[łl]o|l[öo]senord|"
+    r"adgangskode|salasana|heslo|jelsz[óo]|parola)|(?P<pass>pass)|pwd|pw|mdp|clave)(?![\w-])"
     r"(?P<sep>[\"']?[ \t]*(?::|=>|=|->)[ \t]*"
     r"|[ \t]+(?:is|was|ist|lautet|war|est|était|es|era|è|é|är|er|jest|on)[ \t]*:?[ \t]*"
     r"|[ \t]+)"
@@ -416,16 +457,15 @@ _PASSWORD = re.compile(
 )
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s/@]+)@[\w.[\]-]")
 _NOT_PASSWORDS = frozenset(
-    (
-        "null none nil true false required optional empty blank missing unset redacted "
-        "hidden masked incorrect wrong invalid correct weak strong expired reset changed "
-        "updated set saved stored protected field manager hint policy prompt str string "
-        "int bytes bool any text varchar secretstr the a an your my our their this that "
-        "not too very must should will has have can cannot may and or of for to in on "
-        "with by please see n/a na tbd todo sent same below above here there unknown ok "
-        "yes no required. vergessen oublié olvidada dimenticata vergeten ändern"
-    ).split()
+    "null none nil true false required optional empty blank missing unset redacted hidden "
+    "masked incorrect wrong invalid correct weak strong expired reset changed updated set "
+    "saved stored protected field manager hint policy prompt str string int bytes bool any "
+    "text varchar secretstr the a an your my our their this that not too very must should "
+    "will has have can cannot may and or of for to in on with by please see n/a na tbd "
+    "todo sent same below above here there unknown ok yes no vergessen oublié olvidada "
+    "dimenticata vergeten ändern".split()
 )
+# Values that name a password rather than state one: code, templates, masks, env vars.
 _CODE_REFERENCE = re.compile(
     r"(?i)[a-z_]\w{2,}(?:\.[a-z_]\w*)*[(\[](?:.*[)\]])?|(?:self|this|args|opts|options|config|"
     r"settings|cfg|conf|params|request|req|env|os|process|secrets)\.\S*|\$\{.*|\$\(.*|"
@@ -436,32 +476,32 @@ _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}")
 
 
 def _password_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
+    """The span of the password in a password form, or None when the form is prose."""
     start, end = match.span("value")
     value = match.group("value")
     if value[0] in "\"'`":
         start, end, value = start + 1, end - 1, value[1:-1]
     else:
-        while value and value[-1] in ".,;:" or (value[-1:] == ")" and "(" not in value):
+        while value[-1:] in (".", ",", ";", ":") or (value[-1:] == ")" and "(" not in value):
             value, end = value[:-1], end - 1
     if len(value) < 3 or value.lower().rstrip("?!") in _NOT_PASSWORDS:
         return None
     if _CODE_REFERENCE.fullmatch(value):
         return None
     sep = match.group("sep")
-    if match.group("key").lower().endswith("pass") and "=" not in sep:
+    if match.group("pass") is not None and "=" not in sep:
         return None
     if ":" in sep or "=" in sep or ">" in sep:
-        if not value.isalpha() or not _PROSE_AFTER.match(text, end):
-            return (start, end)
-        return None
+        return None if value.isalpha() and _PROSE_AFTER.match(text, end) else (start, end)
     if match.group("strong") is None:
         return None
     if sep.strip():
         return None if value.isalpha() and _PROSE_AFTER.match(text, end) else (start, end)
-    symbols = not value.isalnum()
-    if len(value) < 6 or value.rstrip("?!").isalpha() or not (symbols or _HAS_DIGIT.search(value)):
+    if len(value) < 6 or value.rstrip("?!").isalpha() or value.isdigit():
         return None
-    return None if value[0] in "/~." or value.isdigit() else (start, end)
+    if value.isalnum() and not _HAS_DIGIT.search(value):
+        return None
+    return None if value[0] in "/~." else (start, end)
 
 
 def _find_passwords(text: str, out: _Out) -> None:
@@ -479,46 +519,43 @@ def _find_passwords(text: str, out: _Out) -> None:
 _TOKEN_CHARS = r"[A-Za-z0-9\-._~+/]"
 _BEARER = re.compile(
     rf"(?i)(?:\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|token)[ \t]+)?"
-    rf"|\bbearer[ \t]+)"
-    rf"(?P<value>{_TOKEN_CHARS}{{8,}}=*)"
+    rf"|\bbearer[ \t]+)(?P<value>{_TOKEN_CHARS}{{8,}}=*)"
 )
 _BASIC = re.compile(r"(?i)\bbasic[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])")
 _GENERIC_SECRET = re.compile(
-    r"(?i)(?<![\w-])(?:[a-z0-9]+[_.-])*(?:api[_.-]?key|apikey|api[_-]?secret|app[_-]?secret|"
+    r"(?i)(?<![a-z0-9])(?:api[_.-]?key|apikey|api[_-]?secret|app[_-]?secret|"
     r"client[_-]?secret|secret[_-]?key|secret|access[_-]?token|auth[_-]?token|"
     r"refresh[_-]?token|api[_-]?token|private[_-]?token|session[_-]?token|token|"
-    r"access[_-]?key(?:[_-]?id)?|signing[_-]?key|encryption[_-]?key|x-api-key)(?![\w-])"
+    r"access[_-]?key(?:[_-]?id)?|signing[_-]?key|encryption[_-]?key)(?![\w-])"
     rf"[\"']?[ \t]*(?::|=|=>|[ \t]is)[ \t]*[\"']?(?P<value>{_TOKEN_CHARS}{{16,}}={{0,2}})"
 )
 _AWS_CUE = re.compile(r"(?i)aws|amazon|secret[ _-]?(?:access[ _-]?)?key")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_SECRET_HINT = re.compile(
-    r"(?i)pass|pwd|pw\b|mdp|clave|kennwort|contrase|wachtwoord|senha|has[łl]o|l[öo]senord|"
-    r"adgangskode|salasana|heslo|jelsz|parola|bearer|basic|authori|token|secret|key|aws|"
-    r"amazon|://"
-)
 
 
 def _looks_random(value: str) -> bool:
     return bool(_HAS_DIGIT.search(value)) and any(char.isalpha() for char in value)
 
 
-def _find_announced_secrets(text: str, out: _Out) -> None:
-    _find_passwords(text, out)
-    for match in _BEARER.finditer(text):
-        value = match.group("value")
-        if _looks_random(value) and (len(value) >= 16 or match.group()[0] in "Aa"):
-            out.append(("bearer_token", *match.span("value")))
-    for match in _BASIC.finditer(text):
-        try:
-            decoded = base64.b64decode(match.group("value"), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            continue
-        if ":" in decoded and decoded.isprintable():
-            out.append(("basic_auth", *match.span("value")))
-    for match in _GENERIC_SECRET.finditer(text):
-        if _looks_random(match.group("value")):
-            out.append(("generic_secret", *match.span("value")))
+def _find_keyed_secrets(text: str, lowered: str, out: _Out) -> None:
+    """Bearer and Basic credentials, ``api_key = ...`` values, AWS secret keys."""
+    if "bearer" in lowered or "authori" in lowered:
+        for match in _BEARER.finditer(text):
+            value = match.group("value")
+            if _looks_random(value) and (len(value) >= 16 or match.group()[0] in "Aa"):
+                out.append(("bearer_token", *match.span("value")))
+    if "basic" in lowered:
+        for match in _BASIC.finditer(text):
+            try:
+                decoded = base64.b64decode(match.group("value"), validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError):
+                continue
+            if ":" in decoded and decoded.isprintable():
+                out.append(("basic_auth", *match.span("value")))
+    if "key" in lowered or "token" in lowered or "secret" in lowered:
+        for match in _GENERIC_SECRET.finditer(text):
+            if _looks_random(match.group("value")):
+                out.append(("generic_secret", *match.span("value")))
     cue = _AWS_CUE.search(text)
     if cue is not None:
         for match in _AWS_SECRET.finditer(text, cue.start()):
@@ -529,14 +566,6 @@ def _find_announced_secrets(text: str, out: _Out) -> None:
 
 # --- the public entry points ----------------------------------------------------------
 
-_DIGIT_FINDERS: Sequence[Callable[[str, _Out], None]] = (
-    _find_ibans,
-    _find_cards,
-    _find_ssns,
-    _find_ip_addresses,
-    _find_phones,
-)
-
 
 def detect(text: str) -> list[Finding]:
     """Find PII and secrets in ``text``.
@@ -544,17 +573,25 @@ def detect(text: str) -> list[Finding]:
     Returns non-overlapping findings sorted by start. Where two candidates overlap, the
     more specific kind wins (the order of :data:`KINDS`), then the longer one: a JWT in a
     ``Bearer`` header is a ``jwt``, a GitHub token given as a password is a
-    ``github_token``.
+    ``github_token``. Each family of detectors runs only when a cheap test (a digit, an
+    ``@``, a token prefix, a key word) says it might find something, so plain prose costs
+    a few string scans.
     """
     candidates: _Out = []
-    _find_tokens(text, candidates)
+    if _TOKEN_HINT.search(text):
+        _find_tokens(text, candidates)
     if "@" in text:
         _find_emails(text, candidates)
     if _HAS_DIGIT.search(text):
-        for finder in _DIGIT_FINDERS:
-            finder(text, candidates)
-    if _SECRET_HINT.search(text):
-        _find_announced_secrets(text, candidates)
+        _find_ibans(text, candidates)
+        _find_numbers(text, candidates)
+        if "::" in text or text.count(":") >= 6:
+            _find_ipv6(text, candidates)
+    lowered = text.lower()
+    if any(hint in lowered for hint in _PASSWORD_HINTS):
+        _find_passwords(text, candidates)
+    if any(hint in lowered for hint in _KEY_HINTS):
+        _find_keyed_secrets(text, lowered, candidates)
     if not candidates:
         return []
     candidates.sort(key=lambda item: (_PRIORITY[item[0]], item[1] - item[2], item[1]))

@@ -595,6 +595,37 @@ class Memory:
             "memories": [record.model_dump(mode="json") for record in records],
         }
 
+    def reembed(self, principal: Principal, *, batch: int = 256) -> int:
+        """Compute vectors with the current embedder for every live memory of the tenant.
+
+        Vectors are stored under the embedder's id, so a new embedder never mixes spaces
+        with an old one; recall uses only the current embedder's vectors.
+        """
+        principal.require(Role.OPERATOR)
+        if self.embedder is None:
+            raise InvalidInput("no embedder is installed: pip install 'tether[embeddings]'")
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant, write=False) as txn:
+            records = txn.list_memories_for_tenant(
+                tenant, statuses=["active", "pending"], limit=1_000_000
+            )
+        done = 0
+        for start in range(0, len(records), batch):
+            chunk = records[start : start + batch]
+            vectors = self.embedder.embed([r.text for r in chunk])
+            with self._storage.transaction(tenant) as txn:
+                for record, vector in zip(chunk, vectors, strict=True):
+                    txn.upsert_memory_vector(
+                        tenant,
+                        record.memory_id,
+                        self.embedder.id,
+                        vector.astype("float32").tobytes(),
+                        int(vector.shape[0]),
+                    )
+            done += len(chunk)
+        self._vector_cache.clear()
+        return done
+
     # -- reading -------------------------------------------------------------------------
 
     def get(self, principal: Principal, memory_id: str) -> MemoryRecord:

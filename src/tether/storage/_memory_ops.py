@@ -89,6 +89,15 @@ class MemoryOps(QueryTransaction):
         )
         return [self._memory(row) for row in rows]
 
+    def list_memories_for_tenant(
+        self, tenant_id: str, *, statuses: Sequence[str], limit: int
+    ) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_memories_for_tenant",
+            {"tenant_id": tenant_id, "statuses": self._array_in(statuses), "limit": limit},
+        )
+        return [self._memory(row) for row in rows]
+
     def list_memories_by_fact_key(
         self, tenant_id: str, scope: str, scope_id: str, fact_key: str
     ) -> list[MemoryRecord]:

@@ -145,3 +145,9 @@ INSERT INTO memory_policies (tenant_id, config, updated_at, updated_by)
 VALUES (%(tenant_id)s, %(config)s, %(updated_at)s, %(updated_by)s)
 ON CONFLICT (tenant_id) DO UPDATE
 SET config = excluded.config, updated_at = excluded.updated_at, updated_by = excluded.updated_by;
+
+-- name: list_memories_for_tenant
+SELECT * FROM memories
+WHERE tenant_id = %(tenant_id)s AND status = ANY(%(statuses)s::text[])
+ORDER BY created_at, memory_id
+LIMIT %(limit)s;

@@ -150,3 +150,9 @@ INSERT INTO memory_policies (tenant_id, config, updated_at, updated_by)
 VALUES (:tenant_id, :config, :updated_at, :updated_by)
 ON CONFLICT (tenant_id) DO UPDATE
 SET config = excluded.config, updated_at = excluded.updated_at, updated_by = excluded.updated_by;
+
+-- name: list_memories_for_tenant
+SELECT * FROM memories
+WHERE tenant_id = :tenant_id AND status IN (SELECT value FROM json_each(:statuses))
+ORDER BY created_at, memory_id
+LIMIT :limit;

@@ -1,0 +1,252 @@
+"""``tether memory``: propose, recall, inspect, correct, forget, export and erase memories."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tether.cli._common import (
+    ActorOption,
+    JsonOption,
+    TenantOption,
+    UrlOption,
+    acting,
+    console,
+    open_app,
+    print_json,
+    reporting,
+)
+from tether.clock import format_timestamp
+from tether.errors import InvalidInput
+from tether.memory.models import MemoryKind, MemoryProposal, MemoryRecord, Scope, SourceType
+
+memory_app = typer.Typer(
+    help="Governed memory: the model proposes, the policy decides.", no_args_is_help=True
+)
+
+MemoryId = Annotated[str, typer.Argument(help="Memory id (a UUID).")]
+ScopeOption = Annotated[
+    list[str],
+    typer.Option(
+        "--scope", "-s", help="scope:id to search, repeatable (e.g. user:u-1, case:C-1001)."
+    ),
+]
+
+
+def _scopes(values: list[str]) -> list[tuple[Scope, str]]:
+    scopes = []
+    for value in values:
+        kind, _, scope_id = value.partition(":")
+        try:
+            scopes.append((Scope(kind), scope_id))
+        except ValueError:
+            valid = ", ".join(s.value for s in Scope)
+            raise InvalidInput(f"scope {value!r}: use kind:id with kind one of {valid}") from None
+        if not scope_id:
+            raise InvalidInput(f"scope {value!r} has no id: use kind:id, e.g. user:u-1")
+    return scopes
+
+
+def _show(record: MemoryRecord) -> None:
+    console.print(
+        f"[bold]{record.memory_id}[/bold] {record.kind.value} in {record.scope.value}:{record.scope_id} [{record.status.value}]"
+    )
+    console.print(record.text, highlight=False)
+    console.print(
+        f"confidence {record.confidence:.2f}; source {record.source_type.value} {record.source_ref or ''}; "
+        f"valid from {format_timestamp(record.valid_from)}"
+        + (f" to {format_timestamp(record.valid_to)}" if record.valid_to else ""),
+        highlight=False,
+    )
+
+
+@memory_app.command("propose")
+def propose(
+    text: Annotated[str, typer.Argument(help="What to remember.")],
+    scope: Annotated[str, typer.Option(help="scope:id it belongs to, e.g. user:u-1.")],
+    tenant: TenantOption,
+    actor: ActorOption,
+    kind: Annotated[MemoryKind, typer.Option(help="Kind of memory.")] = MemoryKind.FACT,
+    source: Annotated[SourceType, typer.Option(help="Where it comes from.")] = SourceType.HUMAN,
+    source_ref: Annotated[
+        str | None, typer.Option(help="e.g. effect:<idempotency key>, doc:<id>.")
+    ] = None,
+    source_version: Annotated[str | None, typer.Option(help="Version of the source.")] = None,
+    confidence: Annotated[float, typer.Option(min=0.0, max=1.0, help="How sure (0-1).")] = 0.9,
+    fact_key: Annotated[
+        str | None, typer.Option(help="Same key: the new value supersedes.")
+    ] = None,
+    subject: Annotated[
+        list[str] | None, typer.Option(help="A user id it is about (repeatable).")
+    ] = None,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Propose a memory; prints the policy's decision and its reasons."""
+    with reporting(json_output), open_app(url) as app:
+        [(scope_kind, scope_id)] = _scopes([scope])
+        proposal = MemoryProposal(
+            text=text,
+            kind=kind,
+            scope=scope_kind,
+            scope_id=scope_id,
+            subjects=subject or [],
+            source_type=source,
+            source_ref=source_ref,
+            source_version=source_version,
+            confidence=confidence,
+            fact_key=fact_key,
+        )
+        decision = app.memory.propose(acting(app, tenant, actor), proposal)
+        if json_output:
+            print_json(decision)
+            return
+        console.print(
+            f"{decision.verdict.value}"
+            + (f" ({decision.action} {decision.memory_id})" if decision.memory_id else "")
+        )
+        for reason in decision.reasons:
+            console.print(
+                f"  {reason.rule}: {reason.verdict.value}: {reason.reason}", highlight=False
+            )
+
+
+@memory_app.command("recall")
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    scope: ScopeOption,
+    tenant: TenantOption,
+    actor: ActorOption,
+    limit: Annotated[int, typer.Option(min=1, max=200, help="Most hits.")] = 10,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each hit ranked and what was filtered.")
+    ] = False,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Hybrid recall within the named scopes (constraints always included)."""
+    with reporting(json_output), open_app(url) as app:
+        result = app.memory.recall(acting(app, tenant, actor), query, _scopes(scope), limit=limit)
+        if json_output:
+            print_json(result)
+            return
+        table = Table("score", "kind", "memory", "text", *(["why"] if explain else []))
+        for hit in result.hits:
+            row = [f"{hit.score:.3f}", hit.record.kind.value, hit.record.memory_id, hit.record.text]
+            if explain:
+                row.append(json.dumps({k: v for k, v in hit.why.items() if k != "formula"}))
+            table.add_row(*row)
+        console.print(table)
+        if explain:
+            console.print(
+                f"filtered out: {json.dumps(result.filtered_out)}; lexical only: {result.lexical_only}"
+            )
+
+
+@memory_app.command("show")
+def show(
+    memory_id: MemoryId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """One memory with its provenance."""
+    with reporting(json_output), open_app(url) as app:
+        record = app.memory.get(acting(app, tenant, actor), memory_id)
+        print_json(record) if json_output else _show(record)
+
+
+@memory_app.command("history")
+def history(
+    memory_id: MemoryId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Every version of the fact, oldest first."""
+    with reporting(json_output), open_app(url) as app:
+        records = app.memory.history(acting(app, tenant, actor), memory_id)
+        if json_output:
+            print_json(records)
+            return
+        for record in records:
+            _show(record)
+
+
+@memory_app.command("correct")
+def correct(
+    memory_id: MemoryId,
+    text: Annotated[str, typer.Argument(help="The corrected content.")],
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+) -> None:
+    """Replace a memory's content; the old version stays in its history."""
+    with reporting(), open_app(url) as app:
+        decision = app.memory.correct(acting(app, tenant, actor), memory_id, text)
+        console.print(f"{decision.verdict.value}: {decision.action} {decision.memory_id}")
+
+
+@memory_app.command("forget")
+def forget(
+    memory_id: MemoryId, tenant: TenantOption, actor: ActorOption, url: UrlOption = None
+) -> None:
+    """Hide a memory now; it is purged after the grace period (unless on legal hold)."""
+    with reporting(), open_app(url) as app:
+        record = app.memory.forget(acting(app, tenant, actor), memory_id)
+        console.print(
+            f"forgotten; purged after {format_timestamp(record.purge_after) if record.purge_after else '-'}"
+        )
+
+
+@memory_app.command("export")
+def export(
+    subject: Annotated[str, typer.Argument(help="The person's user id.")],
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+) -> None:
+    """Everything held about a person, as JSON."""
+    with reporting(True), open_app(url) as app:
+        print_json(app.memory.export_subject(acting(app, tenant, actor), subject))
+
+
+@memory_app.command("erase")
+def erase(
+    subject: Annotated[str, typer.Argument(help="The person's user id.")],
+    tenant: TenantOption,
+    actor: ActorOption,
+    yes: Annotated[bool, typer.Option("--yes", help="Do it (erasure cannot be undone).")] = False,
+    url: UrlOption = None,
+) -> None:
+    """Erase every copy of a person's memories (admin); keeps a tombstone without the text."""
+    with reporting(), open_app(url) as app:
+        if not yes:
+            raise InvalidInput("erasure cannot be undone: add --yes")
+        counts = app.memory.erase_subject(acting(app, tenant, actor), subject)
+        console.print(f"erased {counts['memories']} memories of the subject")
+
+
+@memory_app.command("retention")
+def retention(
+    tenant: TenantOption, actor: ActorOption, url: UrlOption = None, json_output: JsonOption = False
+) -> None:
+    """Run the retention cycle now: expire, decay and purge (legal holds respected)."""
+    with reporting(json_output), open_app(url) as app:
+        counts = app.memory.retention_cycle(acting(app, tenant, actor))
+        print_json(counts) if json_output else console.print(counts or "nothing to do")
+
+
+@memory_app.command("reembed")
+def reembed(tenant: TenantOption, actor: ActorOption, url: UrlOption = None) -> None:
+    """Compute vectors with the installed embedder for every live memory of the tenant."""
+    with reporting(), open_app(url) as app:
+        done = app.memory.reembed(acting(app, tenant, actor))
+        console.print(
+            f"embedded {done} memories with {app.memory.embedder.id if app.memory.embedder else '-'}"
+        )
