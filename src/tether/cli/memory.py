@@ -52,11 +52,13 @@ def _scopes(values: list[str]) -> list[tuple[Scope, str]]:
 
 def _show(record: MemoryRecord) -> None:
     console.print(
-        f"[bold]{record.memory_id}[/bold] {record.kind.value} in {record.scope.value}:{record.scope_id} [{record.status.value}]"
+        f"[bold]{record.memory_id}[/bold] {record.kind.value} in "
+        f"{record.scope.value}:{record.scope_id} \\[{record.status.value}]"
     )
     console.print(record.text, highlight=False)
     console.print(
-        f"confidence {record.confidence:.2f}; source {record.source_type.value} {record.source_ref or ''}; "
+        f"confidence {record.confidence:.2f}; "
+        f"source {record.source_type.value} {record.source_ref or ''}; "
         f"valid from {format_timestamp(record.valid_from)}"
         + (f" to {format_timestamp(record.valid_to)}" if record.valid_to else ""),
         highlight=False,
@@ -142,7 +144,8 @@ def recall(
         console.print(table)
         if explain:
             console.print(
-                f"filtered out: {json.dumps(result.filtered_out)}; lexical only: {result.lexical_only}"
+                f"filtered out: {json.dumps(result.filtered_out)}; "
+                f"lexical only: {result.lexical_only}"
             )
 
 
@@ -200,7 +203,8 @@ def forget(
     with reporting(), open_app(url) as app:
         record = app.memory.forget(acting(app, tenant, actor), memory_id)
         console.print(
-            f"forgotten; purged after {format_timestamp(record.purge_after) if record.purge_after else '-'}"
+            "forgotten; purged after "
+            + (format_timestamp(record.purge_after) if record.purge_after else "-")
         )
 
 
@@ -248,5 +252,6 @@ def reembed(tenant: TenantOption, actor: ActorOption, url: UrlOption = None) -> 
     with reporting(), open_app(url) as app:
         done = app.memory.reembed(acting(app, tenant, actor))
         console.print(
-            f"embedded {done} memories with {app.memory.embedder.id if app.memory.embedder else '-'}"
+            f"embedded {done} memories with "
+            + (app.memory.embedder.id if app.memory.embedder else "-")
         )

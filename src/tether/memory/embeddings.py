@@ -22,7 +22,9 @@ so it is safe to import in the default install.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
+import itertools
 import logging
 import os
 import re
@@ -242,7 +244,7 @@ class MiniLMEmbedder:
         """One L2-normalised float32 row per text, in the order given.
 
         Raises:
-            InvalidInput: ``texts`` is a single string or holds something else than strings.
+            InvalidInput: ``texts`` is a single string or holds something other than strings.
             ConfigError, IntegrityViolation: as :meth:`load`, on the first call.
         """
         import numpy as np
@@ -299,15 +301,16 @@ class MiniLMEmbedder:
 
     def _build_runtime(self) -> tuple[Any, Any]:
         try:
-            import onnxruntime
-            from tokenizers import Tokenizer
+            # Imported by name: both are optional, and onnxruntime ships no type hints.
+            onnxruntime = importlib.import_module("onnxruntime")
+            tokenizers = importlib.import_module("tokenizers")
         except ImportError as exc:
             raise ConfigError(
                 f"the default embedder needs onnxruntime and tokenizers ({exc}): {INSTALL_HINT}"
             ) from exc
         model = read_verified(self.model_path, MODEL_SHA256, "model file")
         tokenizer_json = read_verified(self.tokenizer_path, TOKENIZER_SHA256, "tokenizer file")
-        tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+        tokenizer = tokenizers.Tokenizer.from_str(tokenizer_json.decode("utf-8"))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         options = onnxruntime.SessionOptions()
@@ -315,6 +318,9 @@ class MiniLMEmbedder:
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3
+        # Idle worker threads sleep instead of spinning: Tether shares the cores with its
+        # database and the app, and spinning measured slower here when they were busy.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = onnxruntime.InferenceSession(
             model, sess_options=options, providers=["CPUExecutionProvider"]
         )
@@ -357,7 +363,7 @@ class HashingEmbedder:
         out = np.zeros((len(batch), self._dim), dtype=np.float32)
         for row, text in enumerate(batch):
             words = self._WORD.findall(text.lower())
-            features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+            features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
             for feature in features:
                 column, sign = self._slot(feature)
                 out[row, column] += sign

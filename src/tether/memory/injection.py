@@ -57,18 +57,22 @@ _SPACED = re.compile(r"\b(?:\w ){3,}\w\b")
 
 PATTERNS = [
     # claims of authority
-    r"\b(?:i am|i'm|im|i m) (?:an? |the )?(?:admin|administrator|superuser|root|owner|operator|developer|moderator|ceo|manager of this system)\b",
+    r"\b(?:i am|i'm|im|i m) (?:an? |the )?(?:admin|administrator|superuser|root|owner|operator"
+    r"|developer|moderator|ceo|manager of this system)\b",
     r"\bremember (?:that )?(?:i am|i'm|im|i m|you are|my role is)\b",
     r"\b(?:grant|give) (?:me|us|this user) (?:admin|root|full|elevated|all)\b",
     r"\bmy role is (?:admin|administrator|owner|root)\b",
     # turning content into rules
-    r"\b(?:store|save|record|remember|keep|treat) (?:this|that|it|the following) as (?:a |the )?(?:policy|rule|instruction|system prompt|constraint|fact)\b",
+    r"\b(?:store|save|record|remember|keep|treat) (?:this|that|it|the following) as "
+    r"(?:a |the )?(?:policy|rule|instruction|system prompt|constraint|fact)\b",
     r"\b(?:new|updated|official) (?:policy|rule|instructions?)\s*:",
     r"\bfrom now on\b",
     r"\b(?:always|never) (?:approve|allow|trust|obey|follow|reveal|ignore)\b",
     r"\byou (?:must|should|will) (?:always|now|from now)\b",
     # overriding instructions
-    r"\b(?:ignore|disregard|forget|override|bypass) (?:all |any |the |your |every )?(?:previous|prior|above|earlier|other|existing)? ?(?:instructions?|rules?|policies|polic(?:y|ies)|guidelines?|prompts?|constraints?)\b",
+    r"\b(?:ignore|disregard|forget|override|bypass) (?:all |any |the |your |every )?"
+    r"(?:previous|prior|above|earlier|other|existing)? ?"
+    r"(?:instructions?|rules?|policies|polic(?:y|ies)|guidelines?|prompts?|constraints?)\b",
     r"\bsystem prompt\b",
     r"\b(?:jailbreak|developer mode|dan mode)\b",
     # German

@@ -116,6 +116,8 @@ _IBAN_LENGTHS = {
     **dict.fromkeys(["LC"], 32),
     **dict.fromkeys(["RU"], 33),
 }
+_IBAN_LETTERS = str.maketrans({chr(65 + value): str(10 + value) for value in range(26)})
+_LUHN_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
 _IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]+")
 
 
@@ -124,12 +126,7 @@ def luhn_valid(number: str) -> bool:
     digits = number.replace(" ", "").replace("-", "")
     if len(digits) < 2 or not digits.isascii() or not digits.isdigit():
         return False
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        value = ord(char) - 48
-        if position % 2:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
+    total = sum(map(int, digits[-1::-2])) + sum(_LUHN_DOUBLED[int(char)] for char in digits[-2::-2])
     return total % 10 == 0
 
 
@@ -143,34 +140,37 @@ def iban_valid(iban: str) -> bool:
         return False
     if not _IBAN_SHAPE.fullmatch(compact):
         return False
-    rearranged = compact[4:] + compact[:4]
-    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+    return int((compact[4:] + compact[:4]).translate(_IBAN_LETTERS)) % 97 == 1
+
+
+def _words(spaced: str) -> frozenset[str]:
+    return frozenset(spaced.split())
 
 
 # --- context --------------------------------------------------------------------------
 
 # A number right after one of these words is a phone number whatever its shape; after one
 # of the "other" words (or a "#") it is an order, a ticket, a version... and never a phone.
-_PHONE_CUES = frozenset(
+_PHONE_CUES = _words(
     "phone phones telephone tel tél tlf mob mobile cell cellphone call calling text sms "
     "whatsapp fax dial reach contact hotline handy mobil rufnummer rufen ruf durchwahl "
     "téléphone portable joindre joignable fixe teléfono telefono móvil movil contacto "
     "celular cellulare contatto contatti mobiel bel bellen belt telefone ligue ligar "
-    "komórka".split()
+    "komórka"
 )
 _PHONE_STEMS = ("telefon", "anruf", "erreichbar", "appel", "llam", "chiam", "ring", "phone")
-_OTHER_CUES = frozenset(
+_OTHER_CUES = _words(
     "order orders invoice ref reference ticket tracking case id sku serial version ver "
     "build release isbn iban bic account acct konto po item part batch lot zip postcode "
     "plz commande facture pedido factura ordine fattura bestelling factuur dossier "
     "expediente pratica kundennummer kundennr shipment parcel colis transaction txn "
-    "receipt quittung".split()
+    "receipt quittung ean gtin upc barcode"
 )
 _OTHER_STEMS = ("bestell", "rechnung", "auftrag", "sendung")
-_SSN_CUES = frozenset("ssn ss social soc sec tin itin taxpayer".split())
-_VERSION_CUES = frozenset(
+_SSN_CUES = _words("ssn ss social soc sec tin itin taxpayer")
+_VERSION_CUES = _words(
     "v ver version versions release rel build firmware fw kernel update updated upgrade "
-    "upgraded patch sdk api driver bios os app".split()
+    "upgraded patch sdk api driver bios os app rv"
 )
 _CUE_WORD = re.compile(r"#|[^\W\d_]+")
 _DATE_INSIDE = re.compile(
@@ -256,23 +256,31 @@ def _find_tokens(text: str, out: _Out) -> None:
             out.append((kind, match.start(), match.end()))
 
 
-_EMAIL = re.compile(
-    r"(?<![\w.%+-])[\w.%+-]{1,64}@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,24}(?![\w-])"
-)
-_NOT_EMAIL_TLDS = frozenset("png jpg jpeg gif svg webp css js ts py json tgz".split())
+_EMAIL_DOMAIN = re.compile(r"@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,24}(?![\w-])")
+_NOT_EMAIL_TLDS = _words("png jpg jpeg gif svg webp css js ts py json tgz")
+
+
+def _email_local_start(text: str, at: int) -> int | None:
+    """Where the local part before the ``@`` at ``at`` starts, or None if there is none."""
+    start = at
+    while start and (text[start - 1].isalnum() or text[start - 1] in "._%+-"):
+        start -= 1
+    while start < at and text[start] == ".":
+        start += 1
+    return start if 0 < at - start <= 64 else None
 
 
 def _find_emails(text: str, out: _Out) -> None:
-    for match in _EMAIL.finditer(text):
-        address = match.group()
-        if address.rsplit(".", 1)[1].lower() in _NOT_EMAIL_TLDS:
+    for match in _EMAIL_DOMAIN.finditer(text):
+        start = _email_local_start(text, match.start())
+        if start is None or match.group().rsplit(".", 1)[1].lower() in _NOT_EMAIL_TLDS:
             continue
-        if address.startswith("git@") and text.startswith(":", match.end()):
+        if text.startswith("git@", start) and text.startswith(":", match.end()):
             continue
-        out.append(("email", match.start(), match.end()))
+        out.append(("email", start, match.end()))
 
 
-_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}")
+_IBAN_START = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z][0-9]{2}")
 
 
 def _find_ibans(text: str, out: _Out) -> None:
@@ -298,7 +306,7 @@ def _find_ibans(text: str, out: _Out) -> None:
 # A run of digits and phone separators: where every digit kind (card, SSN, IPv4, phone)
 # starts. Each is then matched anchored at the run's start.
 _NUMBER_RUN = re.compile(
-    r"(?<![\w.-])(?:\+|\()?[0-9](?:[ .\-/()]{0,3}[0-9])*"
+    r"[+(0-9](?<![\w.-][+(0-9])(?:(?<=[+(])[0-9]|(?<=[0-9]))(?:[ .\-/()]{0,3}[0-9])*"
     r"(?:[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?[0-9]{1,6})?(?![\w@]|[.,/-][0-9])"
 )
 _CARD = re.compile(r"(?<![\w+./-])[0-9](?:[ -]?[0-9]){11,18}(?![\w-]|[.,/][0-9])")
@@ -326,6 +334,14 @@ def _card_issuer_ok(digits: str) -> bool:
     return first in "56" or (size == 15 and digits[:4] == "1800")
 
 
+def _ean13_valid(digits: str) -> bool:
+    """Whether ``digits`` is a product barcode (EAN-13/GTIN-13): not a card, not a phone."""
+    if len(digits) != 13:
+        return False
+    weighted = sum(map(int, digits[0:12:2])) + 3 * sum(map(int, digits[1:12:2]))
+    return (10 - weighted % 10) % 10 == int(digits[12])
+
+
 def _card_at(text: str, position: int) -> tuple[str, int, int] | None:
     match = _CARD.match(text, position)
     if match is None:
@@ -334,6 +350,8 @@ def _card_at(text: str, position: int) -> tuple[str, int, int] | None:
     groups = _CARD_SEPARATOR.split(candidate)
     digits = "".join(groups)
     if not (13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)):
+        return None
+    if _ean13_valid(digits):
         return None
     if len(groups) > 1:
         if len(set(candidate) - set("0123456789")) != 1 or len(groups[0]) != 4:
@@ -376,25 +394,28 @@ def _phone_ok(text: str, start: int, number: str) -> bool:
     prefix (``+`` or ``00``), a national trunk ``0`` with separators or ten or eleven
     digits, or the North American ``(555) 123-4567`` layouts.
     """
-    digits = "".join(char for char in number if char.isdigit())
+    digits = "".join(filter(str.isdigit, number))
     longest = 16 if "(0)" in number.replace(" ", "") else 15
-    if not 7 <= len(digits) <= longest or _DATE_INSIDE.search(number):
+    if not 7 <= len(digits) <= longest or _DECIMAL_START.match(number):
         return False
-    if _DECIMAL_START.match(number):
-        return False
-    context = _number_context(text, start)
-    if context == "other":
+    if not number[-2].isdigit() or _DATE_INSIDE.search(number):
         return False
     if number.startswith("+"):
         return len(digits) >= 8 and digits[0] != "0"
+    context = _number_context(text, start)
+    if context == "other" or (context is None and number.isdigit() and _ean13_valid(digits)):
+        return False
     if digits.startswith("00") and digits[2] != "0":
         return len(digits) >= 10
     if _NANP.fullmatch(number):
         return True
-    if digits[0] == "0" and digits[1] != "0" and 9 <= len(digits) <= 12:
-        if not number.isdigit() or len(digits) in (10, 11):
-            return True
+    trunk = digits[0] == "0" and digits[1] != "0" and 9 <= len(digits) <= 12
+    if trunk and (not number.isdigit() or len(digits) in (10, 11)):
+        return True
     return context == "phone"
+
+
+_FINDERS_AT = (_ipv4_at, _ssn_at, _card_at)
 
 
 def _find_numbers(text: str, out: _Out) -> None:
@@ -402,8 +423,10 @@ def _find_numbers(text: str, out: _Out) -> None:
     for run in _NUMBER_RUN.finditer(text):
         start, end = run.span()
         number = run.group()
+        if len(number) < 7:
+            continue
         if number[0].isdigit():
-            for finder in (_card_at, _ssn_at, _ipv4_at):
+            for finder in _FINDERS_AT[: 3 if len(number) >= 13 else 2]:
                 found = finder(text, start)
                 if found is not None:
                     out.append(found)
@@ -419,7 +442,7 @@ def _find_numbers(text: str, out: _Out) -> None:
 
 _IPV6 = re.compile(
     r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4})"
-    r"(?:%[0-9A-Za-z_.]+)?(?![\w:]|\.\w)"
+    r"(?:%[0-9A-Za-z_.]*[0-9A-Za-z_])?(?![\w:]|\.\w)"
 )
 
 
@@ -441,11 +464,12 @@ def _find_ipv6(text: str, out: _Out) -> None:
 
 # --- secrets announced by their context -------------------------------------------------
 
-_PASSWORD_HINTS = (
-    "pass", "pw", "kennwort", "contrase", "wachtwoord", "senha", "hasł", "haslo", "senord",
-    "adgangskode", "salasana", "heslo", "jelsz", "parola", "mdp", "clave", "://",
-)  # fmt: skip
-_KEY_HINTS = ("bearer", "authori", "basic", "key", "token", "secret", "aws", "amazon")
+# Cheap tests on the lowered text for the key words the detectors below need.
+_PASSWORD_HINT = re.compile(
+    r"p(?:ass|w|arola)|kennwort|c(?:ontrase|lave)|wachtwoord|s(?:enha|alasana)|h(?:as[łl]o|eslo)"
+    r"|l[öo]senord|adgangskode|jelsz|mdp|://"
+)
+_KEY_HINT = re.compile(r"b(?:earer|asic)|authori|token|secret|key|a(?:ws|mazon)")
 _PASSWORD = re.compile(
     r"(?i)(?<![a-z0-9])(?:(?P<strong>pgpassword|password|passwd|passphrase|passcode|"
     r"passwort|kennwort|mot de passe|contrase[ñn]a|wachtwoord|senha|has[łl]o|l[öo]senord|"
@@ -456,14 +480,14 @@ _PASSWORD = re.compile(
     r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`<>]{1,200})"
 )
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s/@]+)@[\w.[\]-]")
-_NOT_PASSWORDS = frozenset(
+_NOT_PASSWORDS = _words(
     "null none nil true false required optional empty blank missing unset redacted hidden "
     "masked incorrect wrong invalid correct weak strong expired reset changed updated set "
     "saved stored protected field manager hint policy prompt str string int bytes bool any "
     "text varchar secretstr the a an your my our their this that not too very must should "
     "will has have can cannot may and or of for to in on with by please see n/a na tbd "
     "todo sent same below above here there unknown ok yes no vergessen oublié olvidada "
-    "dimenticata vergeten ändern".split()
+    "dimenticata vergeten ändern"
 )
 # Values that name a password rather than state one: code, templates, masks, env vars.
 _CODE_REFERENCE = re.compile(
@@ -588,9 +612,9 @@ def detect(text: str) -> list[Finding]:
         if "::" in text or text.count(":") >= 6:
             _find_ipv6(text, candidates)
     lowered = text.lower()
-    if any(hint in lowered for hint in _PASSWORD_HINTS):
+    if _PASSWORD_HINT.search(lowered):
         _find_passwords(text, candidates)
-    if any(hint in lowered for hint in _KEY_HINTS):
+    if _KEY_HINT.search(lowered):
         _find_keyed_secrets(text, lowered, candidates)
     if not candidates:
         return []

@@ -122,13 +122,13 @@ def scope_permission(review: Review) -> RuleResult | None:
 
 def source_rules(review: Review) -> RuleResult | None:
     proposal = review.proposal
-    if proposal.scope is Scope.CASE and proposal.kind is MemoryKind.FACT:
-        if proposal.source_type not in CASE_FACT_SOURCES:
-            return _result(
-                "source_rules",
-                Verdict.REFUSED,
-                f"case facts come from tool results or people, not {proposal.source_type.value}",
-            )
+    case_fact = proposal.scope is Scope.CASE and proposal.kind is MemoryKind.FACT
+    if case_fact and proposal.source_type not in CASE_FACT_SOURCES:
+        return _result(
+            "source_rules",
+            Verdict.REFUSED,
+            f"case facts come from tool results or people, not {proposal.source_type.value}",
+        )
     if proposal.source_type is SourceType.TOOL_RESULT:
         ref = proposal.source_ref or ""
         if not ref.startswith("effect:") or not review.facts.effect_recorded(
@@ -137,7 +137,8 @@ def source_rules(review: Review) -> RuleResult | None:
             return _result(
                 "source_rules",
                 Verdict.REFUSED,
-                "a tool_result must reference a recorded effect of this tenant (source_ref effect:<key>)",
+                "a tool_result must reference a recorded effect of this tenant "
+                "(source_ref effect:<key>)",
             )
     return None
 

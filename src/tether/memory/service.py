@@ -43,9 +43,70 @@ GRACE = timedelta(days=7)
 """How long a forgotten or superseded memory is kept (hidden) before it is purged."""
 
 STOP_WORDS = frozenset(
-    "a an and are as at be but by did do does for from had has have he her his how i if in "
-    "into is it its me my of on or our she so than that the their them then there these they "
-    "this to up us was we were what when where which who why will with you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "up",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -723,11 +784,11 @@ class Memory:
             hits = hits[:limit]
         present = {h.record.memory_id for h in hits}
         for record in constraints:
-            if record.kind is MemoryKind.CONSTRAINT and record.memory_id not in present:
-                if _excluded(record, moment, as_of is not None, None, None, 0.0) is None:
-                    hits.append(
-                        RecallHit(record=record, score=0.0, why={"constraint": "always included"})
-                    )
+            extra = record.kind is MemoryKind.CONSTRAINT and record.memory_id not in present
+            if extra and _excluded(record, moment, as_of is not None, None, None, 0.0) is None:
+                hits.append(
+                    RecallHit(record=record, score=0.0, why={"constraint": "always included"})
+                )
         recall_id = str(self._ids.new_id())
         with self._storage.transaction(tenant) as txn:
             txn.insert_memory_recall(
