@@ -39,27 +39,11 @@ from tether.errors import InvalidInput
 
 PII_KINDS: tuple[str, ...] = ("email", "iban", "card", "ssn", "ip_address", "phone")
 SECRET_KINDS: tuple[str, ...] = (
-    "private_key",
-    "jwt",
-    "aws_access_key",
-    "github_token",
-    "gitlab_token",
-    "slack_webhook",
-    "slack_token",
-    "stripe_key",
-    "anthropic_key",
-    "openai_key",
-    "google_api_key",
-    "npm_token",
-    "pypi_token",
-    "huggingface_token",
-    "sendgrid_key",
-    "aws_secret_key",
-    "basic_auth",
-    "bearer_token",
-    "generic_secret",
-    "password",
-)
+    "private_key", "jwt", "aws_access_key", "github_token", "gitlab_token", "slack_webhook",
+    "slack_token", "stripe_key", "anthropic_key", "openai_key", "google_api_key", "npm_token",
+    "pypi_token", "huggingface_token", "sendgrid_key", "aws_secret_key", "basic_auth",
+    "bearer_token", "generic_secret", "password",
+)  # fmt: skip
 #: Every kind, most specific first: on overlapping findings the earlier kind wins.
 KINDS: tuple[str, ...] = SECRET_KINDS + PII_KINDS
 # Text shaped like an IBAN whose checksum fails: it hides the digit kinds inside it (a
@@ -95,26 +79,22 @@ def placeholder(kind: str) -> str:
 
 # --- checksums ------------------------------------------------------------------------
 
-# ISO 13616 registry (SWIFT IBAN registry): country code -> IBAN length.
+
+def _words(spaced: str) -> frozenset[str]:
+    return frozenset(spaced.split())
+
+
+# ISO 13616 registry (SWIFT IBAN registry): country code and IBAN length.
 _IBAN_LENGTHS = {
-    **dict.fromkeys(["NO"], 15),
-    **dict.fromkeys(["BE"], 16),
-    **dict.fromkeys(["DK", "FI", "FK", "FO", "GL", "NL", "SD"], 18),
-    **dict.fromkeys(["MK", "SI"], 19),
-    **dict.fromkeys(["AT", "BA", "EE", "KZ", "LT", "LU", "MN", "XK"], 20),
-    **dict.fromkeys(["CH", "HR", "LI", "LV"], 21),
-    **dict.fromkeys(["BG", "BH", "CR", "DE", "GB", "GE", "IE", "ME", "RS", "VA"], 22),
-    **dict.fromkeys(["AE", "GI", "IL", "IQ", "OM", "SO", "TL"], 23),
-    **dict.fromkeys(["AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"], 24),
-    **dict.fromkeys(["LY", "PT", "ST"], 25),
-    **dict.fromkeys(["IS", "TR"], 26),
-    **dict.fromkeys(["BI", "DJ", "FR", "GR", "IT", "MC", "MR", "SM"], 27),
-    **dict.fromkeys(["AL", "AZ", "BY", "CY", "DO", "GT", "HU", "LB", "NI", "PL", "SV"], 28),
-    **dict.fromkeys(["BR", "EG", "PS", "QA", "UA"], 29),
-    **dict.fromkeys(["JO", "KW", "MU", "YE"], 30),
-    **dict.fromkeys(["MT", "SC"], 31),
-    **dict.fromkeys(["LC"], 32),
-    **dict.fromkeys(["RU"], 33),
+    entry[:2]: int(entry[2:])
+    for entry in _words(
+        "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BI27 BR29 BY28 CH21 CR22 CY28 CZ24 "
+        "DE22 DJ27 DK18 DO28 EE20 EG29 ES24 FI18 FK18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 "
+        "GT28 HR21 HU28 IE22 IL23 IQ23 IS26 IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 "
+        "LV21 LY25 MC27 MD24 ME22 MK19 MN20 MR27 MT31 MU30 NI28 NL18 NO15 OM23 PK24 PL28 "
+        "PS29 PT25 QA29 RO24 RS22 RU33 SA24 SC31 SD18 SE24 SI19 SK24 SM27 SO23 ST25 SV28 "
+        "TL23 TN24 TR26 UA29 VA22 VG24 XK20 YE30"
+    )
 }
 _IBAN_LETTERS = str.maketrans({chr(65 + value): str(10 + value) for value in range(26)})
 _LUHN_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
@@ -141,10 +121,6 @@ def iban_valid(iban: str) -> bool:
     if not _IBAN_SHAPE.fullmatch(compact):
         return False
     return int((compact[4:] + compact[:4]).translate(_IBAN_LETTERS)) % 97 == 1
-
-
-def _words(spaced: str) -> frozenset[str]:
-    return frozenset(spaced.split())
 
 
 # --- context --------------------------------------------------------------------------
@@ -201,9 +177,9 @@ def _number_context(text: str, start: int) -> str | None:
 def _after_version_cue(text: str, start: int) -> bool:
     """Whether a dotted number at ``start`` follows "version", "v", "==", "Chrome/"..."""
     tail = _window(text, start, 24)
-    if tail.endswith(("==", "~=", ">=", "<=", "^", "~")) or tail[-2:-1].isalnum() > (
-        tail[-1:] != "/"
-    ):
+    if tail.endswith(("==", "~=", ">=", "<=", "^", "~")):
+        return True
+    if tail.endswith("/") and tail[-2:-1].isalnum():
         return True
     stripped = tail.rstrip(" \t:.#-")
     position = len(stripped)
@@ -306,7 +282,7 @@ def _find_ibans(text: str, out: _Out) -> None:
 # A run of digits and phone separators: where every digit kind (card, SSN, IPv4, phone)
 # starts. Each is then matched anchored at the run's start.
 _NUMBER_RUN = re.compile(
-    r"[+(0-9](?<![\w.-][+(0-9])(?:(?<=[+(])[0-9]|(?<=[0-9]))(?:[ .\-/()]{0,3}[0-9])*"
+    r"[+(0-9](?<![\w.-][+(0-9])(?:(?<=\+)\(?[0-9]|(?<=\()[0-9]|(?<=[0-9]))(?:[ .\-/()]{0,3}[0-9])*"
     r"(?:[ ]?(?:x|ext\.?|extension|Durchwahl)[ ]?[0-9]{1,6})?(?![\w@]|[.,/-][0-9])"
 )
 _CARD = re.compile(r"(?<![\w+./-])[0-9](?:[ -]?[0-9]){11,18}(?![\w-]|[.,/][0-9])")
@@ -330,7 +306,7 @@ def _card_issuer_ok(digits: str) -> bool:
     if first == "2":
         if size == 15:
             return digits[:4] == "2131"
-        return size == 16 and 2221 <= int(digits[:4]) <= 2720
+        return (size == 16 and 2221 <= int(digits[:4]) <= 2720) or "2200" <= digits[:4] <= "2204"
     return first in "56" or (size == 15 and digits[:4] == "1800")
 
 
@@ -415,9 +391,6 @@ def _phone_ok(text: str, start: int, number: str) -> bool:
     return context == "phone"
 
 
-_FINDERS_AT = (_ipv4_at, _ssn_at, _card_at)
-
-
 def _find_numbers(text: str, out: _Out) -> None:
     """Cards, SSNs, IPv4 addresses and phone numbers, all starting where a number does."""
     for run in _NUMBER_RUN.finditer(text):
@@ -426,10 +399,10 @@ def _find_numbers(text: str, out: _Out) -> None:
         if len(number) < 7:
             continue
         if number[0].isdigit():
-            for finder in _FINDERS_AT[: 3 if len(number) >= 13 else 2]:
-                found = finder(text, start)
-                if found is not None:
-                    out.append(found)
+            found = [_ipv4_at(text, start), _ssn_at(text, start)]
+            if len(number) >= 13:
+                found.append(_card_at(text, start))
+            out += [finding for finding in found if finding is not None]
         if start and text[start - 1] in _PHONE_NOT_AFTER:
             continue
         if number.startswith("(") and ")" not in number:
@@ -467,7 +440,7 @@ def _find_ipv6(text: str, out: _Out) -> None:
 # Cheap tests on the lowered text for the key words the detectors below need.
 _PASSWORD_HINT = re.compile(
     r"p(?:ass|w|arola)|kennwort|c(?:ontrase|lave)|wachtwoord|s(?:enha|alasana)|h(?:as[łl]o|eslo)"
-    r"|l[öo]senord|adgangskode|jelsz|mdp|://"
+    r"|l[öo]senord|adgangskode|jelsz|mdp|://|-u[ =]|--user"
 )
 _KEY_HINT = re.compile(r"b(?:earer|asic)|authori|token|secret|key|a(?:ws|mazon)")
 _PASSWORD = re.compile(
@@ -475,11 +448,12 @@ _PASSWORD = re.compile(
     r"passwort|kennwort|mot de passe|contrase[ñn]a|wachtwoord|senha|has[łl]o|l[öo]senord|"
     r"adgangskode|salasana|heslo|jelsz[óo]|parola)|(?P<pass>pass)|pwd|pw|mdp|clave)(?![\w-])"
     r"(?P<sep>[\"']?[ \t]*(?::|=>|=|->)[ \t]*"
-    r"|[ \t]+(?:is|was|ist|lautet|war|est|était|es|era|è|é|är|er|jest|on)[ \t]*:?[ \t]*"
+    r"|[ \t]+(?:is|was|ist|lautet|war|est|était|es|era|è|é|är|er|jest)(?:[ \t]*:)?[ \t]+"
     r"|[ \t]+)"
     r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`<>]{1,200})"
 )
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s/@]+)@[\w.[\]-]")
+_CLI_PASSWORD = re.compile(r"(?<!\S)(?:-u|--user)[ =][\"']?[^\s:\"'@]+:(?P<value>[^\s\"']+)")
 _NOT_PASSWORDS = _words(
     "null none nil true false required optional empty blank missing unset redacted hidden "
     "masked incorrect wrong invalid correct weak strong expired reset changed updated set "
@@ -499,6 +473,13 @@ _CODE_REFERENCE = re.compile(
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}")
 
 
+def _trim_value(value: str) -> str:
+    """Drop the sentence punctuation that follows an unquoted value."""
+    while value[-1:] in (".", ",", ";", ":") or (value[-1:] == ")" and "(" not in value):
+        value = value[:-1]
+    return value
+
+
 def _password_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     """The span of the password in a password form, or None when the form is prose."""
     start, end = match.span("value")
@@ -506,8 +487,8 @@ def _password_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     if value[0] in "\"'`":
         start, end, value = start + 1, end - 1, value[1:-1]
     else:
-        while value[-1:] in (".", ",", ";", ":") or (value[-1:] == ")" and "(" not in value):
-            value, end = value[:-1], end - 1
+        value = _trim_value(value)
+        end = start + len(value)
     if len(value) < 3 or value.lower().rstrip("?!") in _NOT_PASSWORDS:
         return None
     if _CODE_REFERENCE.fullmatch(value):
@@ -533,8 +514,8 @@ def _find_passwords(text: str, out: _Out) -> None:
         span = _password_value(text, match)
         if span is not None:
             out.append(("password", *span))
-    if "://" in text:
-        for match in _URL_PASSWORD.finditer(text):
+    for pattern in (_URL_PASSWORD, _CLI_PASSWORD):
+        for match in pattern.finditer(text):
             value = match.group("value")
             if value.lower() not in _NOT_PASSWORDS and not _CODE_REFERENCE.fullmatch(value):
                 out.append(("password", *match.span("value")))
@@ -551,8 +532,9 @@ _GENERIC_SECRET = re.compile(
     r"client[_-]?secret|secret[_-]?key|secret|access[_-]?token|auth[_-]?token|"
     r"refresh[_-]?token|api[_-]?token|private[_-]?token|session[_-]?token|token|"
     r"access[_-]?key(?:[_-]?id)?|signing[_-]?key|encryption[_-]?key)(?![\w-])"
-    rf"[\"']?[ \t]*(?::|=|=>|[ \t]is)[ \t]*[\"']?(?P<value>{_TOKEN_CHARS}{{16,}}={{0,2}})"
+    r"[\"']?[ \t]*(?::|=|=>|[ \t]is)[ \t]*[\"']?(?P<value>[^\s\"'`<>,;&]{12,})"
 )
+_VERSION_LIKE = re.compile(r"v?[0-9]+(?:\.[0-9]+)+(?:[-+.][A-Za-z0-9.]+)?")
 _AWS_CUE = re.compile(r"(?i)aws|amazon|secret[ _-]?(?:access[ _-]?)?key")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
@@ -578,8 +560,12 @@ def _find_keyed_secrets(text: str, lowered: str, out: _Out) -> None:
                 out.append(("basic_auth", *match.span("value")))
     if "key" in lowered or "token" in lowered or "secret" in lowered:
         for match in _GENERIC_SECRET.finditer(text):
-            if _looks_random(match.group("value")):
-                out.append(("generic_secret", *match.span("value")))
+            start = match.start("value")
+            value = _trim_value(match.group("value"))
+            if not _looks_random(value) or _CODE_REFERENCE.fullmatch(value):
+                continue
+            if not _VERSION_LIKE.fullmatch(value):
+                out.append(("generic_secret", start, start + len(value)))
     cue = _AWS_CUE.search(text)
     if cue is not None:
         for match in _AWS_SECRET.finditer(text, cue.start()):

@@ -68,6 +68,9 @@ class PolicyConfig(BaseModel):
         }
     )
     disabled_rules: list[str] = Field(default_factory=list)
+    reinforce_similarity: float | None = Field(
+        0.9, ge=0.0, le=1.0, description="word overlap at which a new text reinforces an old one"
+    )
 
 
 @dataclass(frozen=True)

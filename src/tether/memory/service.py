@@ -213,39 +213,55 @@ class Memory:
 
     def propose(self, principal: Principal, proposal: MemoryProposal) -> PolicyDecision:
         """Run the write policy; write what it allows, hold what needs a person."""
+        return self.propose_many(principal, [proposal])[0]
+
+    def propose_many(
+        self, principal: Principal, proposals: Sequence[MemoryProposal]
+    ) -> list[PolicyDecision]:
+        """The batch API: every proposal goes through the policy, in one transaction, and
+        the texts written are embedded in one call."""
         tenant = principal.tenant_id
         config = self.policy(principal)
         now = self._clock.now()
+        decisions: list[PolicyDecision] = []
+        written: list[MemoryRecord] = []
         with self._storage.transaction(tenant) as txn:
             facts = Facts(
                 effect_recorded=lambda key: _effect_recorded(txn, tenant, key),
                 has_consent=lambda user: txn.has_memory_consent(tenant, user, "preferences"),
                 run_writes=lambda run_id: txn.count_run_memories(tenant, run_id),
             )
-            decision = decide(proposal, principal, config, facts)
-            memory_id: str | None = None
-            action: str | None = None
-            if decision.verdict is not Verdict.REFUSED:
-                memory_id, action = self._write_txn(txn, principal, proposal, decision, now)
-            decision = decision.model_copy(update={"memory_id": memory_id, "action": action})
-            txn.insert_memory_decision(
-                {
-                    "tenant_id": tenant,
-                    "decision_id": str(self._ids.new_id()),
-                    "at": now,
-                    "principal_id": principal.principal_id,
-                    "verdict": decision.verdict.value,
-                    "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
-                    "findings": canonical.dumps(decision.findings),
-                    "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
-                    "subject_hashes": canonical.dumps(
-                        [self._audit.subject_hash(tenant, s) for s in self._subjects(proposal)]
-                    ),
-                    "memory_id": memory_id,
-                    "run_id": proposal.run_id,
-                }
-            )
-        return decision
+            for proposal in proposals:
+                decision = decide(proposal, principal, config, facts)
+                memory_id: str | None = None
+                action: str | None = None
+                if decision.verdict is not Verdict.REFUSED:
+                    memory_id, action, record = self._write_txn(
+                        txn, principal, proposal, decision, config, now
+                    )
+                    if record is not None:
+                        written.append(record)
+                decision = decision.model_copy(update={"memory_id": memory_id, "action": action})
+                txn.insert_memory_decision(
+                    {
+                        "tenant_id": tenant,
+                        "decision_id": str(self._ids.new_id()),
+                        "at": now,
+                        "principal_id": principal.principal_id,
+                        "verdict": decision.verdict.value,
+                        "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
+                        "findings": canonical.dumps(decision.findings),
+                        "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
+                        "subject_hashes": canonical.dumps(
+                            [self._audit.subject_hash(tenant, s) for s in self._subjects(proposal)]
+                        ),
+                        "memory_id": memory_id,
+                        "run_id": proposal.run_id,
+                    }
+                )
+                decisions.append(decision)
+            self._embed_records_txn(txn, written)
+        return decisions
 
     def _subjects(self, proposal: MemoryProposal) -> list[str]:
         subjects = set(proposal.subjects)
@@ -259,8 +275,9 @@ class Memory:
         principal: Principal,
         proposal: MemoryProposal,
         decision: PolicyDecision,
+        config: PolicyConfig,
         now: datetime,
-    ) -> tuple[str, str]:
+    ) -> tuple[str, str, MemoryRecord | None]:
         tenant = principal.tenant_id
         text = decision.redacted_text
         held = decision.verdict is Verdict.HELD
@@ -274,8 +291,10 @@ class Memory:
                 if r.status is MemoryStatus.ACTIVE
             ]
             previous = current[-1] if current else None
-        if previous is None and not held:
-            twin = self._near_duplicate_txn(txn, tenant, proposal, text)
+        if previous is None and not held and config.reinforce_similarity is not None:
+            twin = self._near_duplicate_txn(
+                txn, tenant, proposal, text, config.reinforce_similarity
+            )
             if twin is not None:
                 reinforced = twin.model_copy(
                     update={
@@ -284,7 +303,7 @@ class Memory:
                     }
                 )
                 txn.update_memory(reinforced)
-                return twin.memory_id, "reinforced"
+                return twin.memory_id, "reinforced", None
         valid_from = proposal.valid_from or now
         retention = decision.retention_days
         record = MemoryRecord(
@@ -331,13 +350,17 @@ class Memory:
                     }
                 )
             )
-        self._embed_txn(txn, record)
         if held:
-            return record.memory_id, "held"
-        return record.memory_id, "superseded" if previous else "created"
+            return record.memory_id, "held", record
+        return record.memory_id, "superseded" if previous else "created", record
 
     def _near_duplicate_txn(
-        self, txn: Transaction, tenant: str, proposal: MemoryProposal, text: str
+        self,
+        txn: Transaction,
+        tenant: str,
+        proposal: MemoryProposal,
+        text: str,
+        threshold: float,
     ) -> MemoryRecord | None:
         words = set(tokens(text))
         if not words:
@@ -354,21 +377,22 @@ class Memory:
             if record.status is not MemoryStatus.ACTIVE or record.kind is not proposal.kind:
                 continue
             other = set(tokens(record.text))
-            if other and len(words & other) / len(words | other) >= 0.9:
+            if other and len(words & other) / len(words | other) >= threshold:
                 return record
         return None
 
-    def _embed_txn(self, txn: Transaction, record: MemoryRecord) -> None:
-        if self.embedder is None:
+    def _embed_records_txn(self, txn: Transaction, records: Sequence[MemoryRecord]) -> None:
+        if self.embedder is None or not records:
             return
-        vector = self.embedder.embed([record.text])[0]
-        txn.upsert_memory_vector(
-            record.tenant_id,
-            record.memory_id,
-            self.embedder.id,
-            vector.astype("float32").tobytes(),
-            int(vector.shape[0]),
-        )
+        vectors = self.embedder.embed([record.text for record in records])
+        for record, vector in zip(records, vectors, strict=True):
+            txn.upsert_memory_vector(
+                record.tenant_id,
+                record.memory_id,
+                self.embedder.id,
+                vector.astype("float32").tobytes(),
+                int(vector.shape[0]),
+            )
         self._vector_cache.clear()
 
     def approve(self, principal: Principal, memory_id: str) -> MemoryRecord:
