@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[postgres,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[postgres,dev,embeddings]'
+	$(BIN)/python -m scripts.fetch_tokenizer
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -22,8 +23,10 @@ test-long: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow --run-slow
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[postgres,dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[postgres,dev,embeddings,bench]'
 	$(BIN)/python -m bench.steps
+	$(BIN)/python -m bench.embeddings
+	$(BIN)/python -m bench.memory
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

@@ -17,20 +17,15 @@
 
 from __future__ import annotations
 
-import itertools
 import os
-import secrets
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support import TestDatabase, with_database
+from tests.support import POSTGRES_ENV, PostgresServer, TestDatabase
 from tether import Tether
 
-POSTGRES_ENV = "TETHER_TEST_POSTGRES_URL"
 EXAMPLE_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
@@ -83,137 +78,6 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         if name.startswith("TETHER_") and name != POSTGRES_ENV:
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-
-
-class PostgresServer:
-    """Admin access to the test server: databases unique to this run, dropped by it.
-
-    ``CREATE DATABASE … TEMPLATE`` and ``DROP DATABASE`` each take a good fraction of a
-    second and block each other, so a background thread does both: it keeps a couple of
-    copies of each template ready and drops the databases tests are done with, while the
-    tests run. Each copy still goes to exactly one test.
-    """
-
-    AHEAD = 2
-    WAIT_S = 120.0
-
-    def __init__(self, admin_url: str) -> None:
-        import psycopg
-
-        self.admin_url = admin_url
-        self.prefix = f"tether_t_{secrets.token_hex(4)}"
-        self._numbers = itertools.count(1)
-        self._cond = threading.Condition()
-        self._ready: dict[str, list[str]] = {}
-        self._doomed: list[str] = []
-        self._created: set[str] = set()
-        self._stopping = False
-        self._error: BaseException | None = None
-        try:
-            self._admin = psycopg.connect(admin_url, autocommit=True, connect_timeout=5)
-        except psycopg.Error as exc:
-            pytest.fail(
-                f"{POSTGRES_ENV}={admin_url} cannot be reached: {exc}".strip(), pytrace=False
-            )
-        self._admin_lock = threading.Lock()
-        self._worker = threading.Thread(target=self._work, name="test databases", daemon=True)
-        self._worker.start()
-
-    def unique_name(self, what: str = "db") -> str:
-        return f"{self.prefix}_{what}{next(self._numbers)}"
-
-    def url(self, dbname: str, *, user: str | None = None) -> str:
-        return with_database(self.admin_url, dbname, user=user)
-
-    def execute(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
-        with self._admin_lock:
-            cursor = self._admin.execute(sql, params)
-            return list(cursor.fetchall()) if cursor.description else []
-
-    def create_database(self, *, template: str = "template0") -> str:
-        """A new database copied from ``template`` (usually made before it was asked for)."""
-        deadline = time.monotonic() + self.WAIT_S
-        with self._cond:
-            if template not in self._ready:
-                self._ready[template] = []
-                self._cond.notify_all()
-            while not self._ready[template]:
-                if self._error is not None:
-                    raise RuntimeError(f"cannot make test databases: {self._error}")
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(f"no copy of {template} within {self.WAIT_S}s")
-                self._cond.wait(remaining)
-            return self._ready[template].pop(0)
-
-    def drop_database(self, dbname: str) -> None:
-        """Drop ``dbname`` soon, in the background (connections to it are ended)."""
-        with self._cond:
-            self._doomed.append(dbname)
-            self._cond.notify_all()
-
-    def disconnect_all(self, dbname: str) -> None:
-        self.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (dbname,),
-        )
-
-    def _next_job(self) -> tuple[str, str] | None:
-        """What the worker does next: copy, drop, or (None) stop. Call holding the lock.
-
-        Copies come first, so a test never waits behind a queue of drops.
-        """
-        while True:
-            if not self._stopping:
-                for template, ready in self._ready.items():
-                    if len(ready) < self.AHEAD:
-                        return ("copy", template)
-            if self._doomed:
-                return ("drop", self._doomed.pop(0))
-            if self._stopping:
-                return None
-            self._cond.wait()
-
-    def _work(self) -> None:
-        import psycopg
-
-        try:
-            with psycopg.connect(self.admin_url, autocommit=True) as conn:
-                while True:
-                    with self._cond:
-                        job = self._next_job()
-                    if job is None:
-                        return
-                    kind, name = job
-                    if kind == "drop":
-                        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                        with self._cond:
-                            self._created.discard(name)
-                        continue
-                    copy = self.unique_name()
-                    with self._cond:
-                        self._created.add(copy)
-                    conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
-                    with self._cond:
-                        self._ready[name].append(copy)
-                        self._cond.notify_all()
-        except BaseException as exc:
-            with self._cond:
-                self._error = exc
-                self._cond.notify_all()
-
-    def close(self) -> None:
-        """Drop every database this run made, templates and unused copies included."""
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        self._worker.join(timeout=self.WAIT_S)
-        with self._cond:
-            leftovers = sorted(self._created)
-        for name in leftovers:
-            self.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        self._admin.close()
 
 
 @pytest.fixture(scope="session")

@@ -78,6 +78,10 @@ class Tether:
         except BaseException:
             storage.close()
             raise
+        if embedder is None and settings.embedder == "default":
+            from tether.memory.embeddings import load_default_embedder
+
+            embedder = load_default_embedder()
         return cls(storage, settings, clock=clock, ids=ids, embedder=embedder)
 
     @classmethod

@@ -102,6 +102,10 @@ class Settings(BaseSettings):
     pg_pool_min_size: int = Field(1, ge=0, description="PostgreSQL pool: connections kept open.")
     pg_pool_max_size: int = Field(10, ge=1, description="PostgreSQL pool: most connections.")
     pg_connect_timeout_s: float = Field(5.0, gt=0, description="PostgreSQL connect timeout.")
+    embedder: Literal["default", "none"] = Field(
+        "default",
+        description="Memory recall embedder: default (when installed) or none (lexical only).",
+    )
 
     @field_validator("url")
     @classmethod

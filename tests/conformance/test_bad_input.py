@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PostgresServer
 from tests.structure import snapshot
-from tests.support import TestDatabase
+from tests.support import PostgresServer, TestDatabase
 from tether import Tether
 from tether.errors import (
     ConfigError,

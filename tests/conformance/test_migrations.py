@@ -13,9 +13,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.conftest import PostgresServer
 from tests.structure import snapshot
-from tests.support import TestDatabase
+from tests.support import PostgresServer, TestDatabase
 from tether import Tether
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration
@@ -285,3 +284,28 @@ def wait_for_lock_waiters(server: PostgresServer, dbname: str, *, count: int) ->
             return
         time.sleep(0.01)  # poll interval, not a wait for the outcome
     raise AssertionError(f"{count} sessions never came to wait for a lock on {dbname}")
+
+
+def test_migrate_of_a_new_sqlite_file_waits_for_another_writer(tmp_path: Path) -> None:
+    # Another process holds the write lock of a file not yet in WAL mode (it is just
+    # creating it). Switching to WAL must wait for it, up to busy_timeout, like any write.
+    path = tmp_path / "shared.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    outcome: list[str] = []
+
+    def run() -> None:
+        try:
+            migrate(TestDatabase("sqlite", f"sqlite:///{path}", path=path))
+            outcome.append("migrated")
+        except BaseException as exc:
+            outcome.append(f"{type(exc).__name__}: {exc}")
+
+    migrating = threading.Thread(target=run)
+    migrating.start()
+    migrating.join(timeout=0.5)  # let it reach the lock; it must still be waiting then
+    other.execute("COMMIT")
+    other.close()
+    migrating.join()
+
+    assert outcome == ["migrated"]

@@ -15,8 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import PostgresServer
-from tests.support import record
+from tests.support import PostgresServer, record
 from tether import Tether
 from tether.config import load_settings
 from tether.errors import PermissionDenied, UnknownTenant

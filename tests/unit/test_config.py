@@ -13,6 +13,7 @@ ENVIRONMENT_SAMPLES: dict[str, tuple[str, object]] = {
     "url": ("postgresql://tether@db.example:5433/prod", "postgresql://tether@db.example:5433/prod"),
     "secret_key": ("k3y-material", "k3y-material"),
     "tenant": ("acme", "acme"),
+    "embedder": ("none", "none"),
     "principal": ("alice", "alice"),
     "sqlite_busy_timeout_ms": ("1234", 1234),
     "sqlite_synchronous": ("normal", "NORMAL"),

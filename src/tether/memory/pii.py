@@ -18,12 +18,14 @@ Kinds (stable names, matched on by policies):
   a password form in several languages, or the password of a URL).
 
 Detection is tuned for precision on the digits that fill ordinary text: order numbers,
-versions, dates, hashes and UUIDs are not reported. The price is that a phone number with
-neither an international prefix, a national trunk ``0``, a North American shape nor a
-phone word nearby ("call", "Tel.", "Handy", "portable", ...) is not found, and a four-part
-version string with valid octets and no cue ("libfoo 1.2.3.4") reads as an IPv4 address.
-Findings carry the matched text; their ``repr`` leaves it out so a logged finding never
-leaks what it found.
+versions, dates, hashes, UUIDs and barcodes are not reported. The price: a phone number
+with neither an international prefix, a national trunk ``0``, a North American shape nor a
+phone word nearby ("call", "Tel.", "Handy", "portable", ...) is not found, while a bare
+ten-digit number starting with ``0`` is taken for one; a four-part version with valid
+octets and no cue ("libfoo 1.2.3.4") reads as an IPv4 address; 12-digit Maestro cards,
+13-digit cards that are also valid EAN-13 barcodes, non-ASCII digits and IBANs with a
+lower-case country code are missed. Findings carry the matched text; their ``repr``
+leaves it out so a logged finding never leaks what it found.
 """
 
 from __future__ import annotations

@@ -738,6 +738,7 @@ class Memory:
         tags: Sequence[str] | None = None,
         min_confidence: float = 0.0,
         as_of: datetime | None = None,
+        mode: str = "hybrid",
     ) -> RecallResult:
         """Hybrid recall within the named scopes, every hit explained.
 
@@ -749,6 +750,12 @@ class Memory:
             raise InvalidInput("recall needs at least one scope")
         if not 1 <= limit <= 200:
             raise InvalidInput("limit must be between 1 and 200")
+        if mode not in ("hybrid", "lexical", "vector"):
+            raise InvalidInput("mode must be hybrid, lexical or vector")
+        if mode == "vector" and self.embedder is None:
+            raise InvalidInput("vector recall needs an embedder: pip install 'tether[embeddings]'")
+        use_lexical = mode != "vector"
+        use_vector = mode != "lexical" and self.embedder is not None
         principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
         tenant = principal.tenant_id
         keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
@@ -757,7 +764,7 @@ class Memory:
         words = tokens(query)
         with self._storage.transaction(tenant, write=False) as txn:
             lexical: dict[str, tuple[MemoryRecord, float]] = {}
-            if words:
+            if words and use_lexical:
                 match = (
                     " OR ".join(f'"{w}"' for w in words)
                     if self._storage.backend == "sqlite"
@@ -767,16 +774,14 @@ class Memory:
                     tenant, match=match, scopes=keys, limit=100
                 ):
                     lexical[record.memory_id] = (record, score)
-            semantic = (
-                self._vector_candidates_txn(txn, tenant, keys, query) if self.embedder else {}
-            )
+            semantic = self._vector_candidates_txn(txn, tenant, keys, query) if use_vector else {}
             missing = [m for m in semantic if m not in lexical]
             records = {m: r for m, (r, _) in lexical.items()}
             for memory_id in missing:
                 found = txn.get_memory(tenant, memory_id)
                 if found is not None:
                     records[memory_id] = found
-            constraints = txn.list_memories(tenant, scopes=keys, statuses=["active"], limit=1000)
+            constraints = txn.list_active_constraints(tenant, scopes=keys)
         lex_norm = _min_max({m: s for m, (_, s) in lexical.items()})
         vec_norm = _min_max(semantic)
         filtered: Counter[str] = Counter()
@@ -787,7 +792,10 @@ class Memory:
                 filtered[reason] += 1
                 continue
             lex, vec = lex_norm.get(memory_id, 0.0), vec_norm.get(memory_id, 0.0)
-            relevance = 0.5 * lex + 0.5 * vec if self.embedder else lex
+            if use_lexical and use_vector:
+                relevance = 0.5 * lex + 0.5 * vec
+            else:
+                relevance = lex if use_lexical else vec
             age_days = max(0.0, (now - record.valid_from).total_seconds() / 86400)
             recency = math.exp(-age_days / 90)
             use = min(1.0, math.log1p(record.access_count) / math.log(20))
@@ -831,7 +839,7 @@ class Memory:
             recall_id=recall_id,
             hits=hits,
             filtered_out=dict(filtered),
-            lexical_only=self.embedder is None,
+            lexical_only=not use_vector,
         )
 
     def _vector_candidates_txn(

@@ -98,6 +98,14 @@ class MemoryOps(QueryTransaction):
         )
         return [self._memory(row) for row in rows]
 
+    def list_active_constraints(
+        self, tenant_id: str, *, scopes: Sequence[str]
+    ) -> list[MemoryRecord]:
+        rows = self._fetch(
+            "list_active_constraints", {"tenant_id": tenant_id, "scopes": self._array_in(scopes)}
+        )
+        return [self._memory(row) for row in rows]
+
     def list_memories_by_fact_key(
         self, tenant_id: str, scope: str, scope_id: str, fact_key: str
     ) -> list[MemoryRecord]:

@@ -184,6 +184,9 @@ class Transaction(Protocol):
     def list_memories_for_tenant(
         self, tenant_id: str, *, statuses: Sequence[str], limit: int
     ) -> list[MemoryRecord]: ...
+    def list_active_constraints(
+        self, tenant_id: str, *, scopes: Sequence[str]
+    ) -> list[MemoryRecord]: ...
     def list_memories_by_fact_key(
         self, tenant_id: str, scope: str, scope_id: str, fact_key: str
     ) -> list[MemoryRecord]: ...

@@ -281,17 +281,25 @@ class PostgresStorage:
         return applied
 
     def compact_after_erasure(self) -> None:
-        """VACUUM the memory tables so erased rows leave no bytes in the heap pages.
+        """Rewrite the memory tables (``VACUUM FULL``) so erased rows leave no bytes in the
+        heap, TOAST or index pages.
 
-        Needs the login role to own the tables (or be a superuser); otherwise autovacuum
-        does it later and a warning says so.
+        A plain VACUUM only marks the space free; FULL rewrites each table, its TOAST
+        table and its indexes. It locks the memory tables of every tenant while it runs,
+        and needs the login role to own them (or be a superuser): otherwise it fails
+        loudly, since the erasure would not be complete.
         """
         try:
             with self._pool.connection() as conn:
                 for table in ("memories", "memory_vectors", "memory_subjects", "memory_decisions"):
-                    conn.execute(f"VACUUM {table}")
-        except pg_errors.InsufficientPrivilege:
-            log.warning("cannot VACUUM the memory tables as this role; autovacuum will")
+                    conn.execute(f"VACUUM (FULL) {table}")
+        except pg_errors.InsufficientPrivilege as exc:
+            raise PermissionDenied(
+                "the erasure is committed, but this login role may not VACUUM FULL the memory "
+                "tables, so erased bytes may remain in free pages until they are reused; run "
+                "the erasure (or VACUUM FULL memories, memory_vectors, memory_subjects, "
+                "memory_decisions) as the tables' owner"
+            ) from exc
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -147,9 +148,7 @@ class SQLiteStorage:
             )
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self._settings.sqlite_busy_timeout_ms)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StorageUnavailable(f"cannot put {self.path} in WAL mode (got {mode})")
+            self._enable_wal(conn)
             conn.execute(f"PRAGMA synchronous = {self._settings.sqlite_synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
             # Freed pages are zeroed, so erased memories leave no bytes behind.
@@ -160,6 +159,29 @@ class SQLiteStorage:
             self._connections.append(conn)
         self._local.conn = conn
         return conn
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch to WAL, waiting out another writer as ``busy_timeout`` promises.
+
+        SQLite answers "database is locked" at once (without waiting for the busy
+        timeout) when it cannot change the journal mode, so this retries until the
+        timeout is really spent.
+        """
+        deadline = time.monotonic() + self._settings.sqlite_busy_timeout_ms / 1000
+        delay = 0.005
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StorageUnavailable(f"cannot put {self.path} in WAL mode (got {mode})")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
 
     @contextmanager
     def _begin(self, write: bool) -> Iterator[SQLiteTransaction]:
@@ -264,7 +286,18 @@ class SQLiteStorage:
         conn = self._connection()
         try:
             conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            deadline = time.monotonic() + max(5.0, self._settings.sqlite_busy_timeout_ms / 1000)
+            while True:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                if not busy:
+                    return
+                if time.monotonic() >= deadline:
+                    raise StorageUnavailable(
+                        f"the erasure is committed but a reader of {self.path} kept the WAL "
+                        "busy; the erased text stays in the -wal file until the next "
+                        "checkpoint: stop long readers and run the erasure again"
+                    )
+                time.sleep(0.05)
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
 

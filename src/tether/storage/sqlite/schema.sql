@@ -216,6 +216,7 @@ CREATE TABLE memories (
 CREATE INDEX memories_by_scope ON memories (tenant_id, scope, scope_id, status);
 CREATE INDEX memories_by_fact_key ON memories (tenant_id, scope, scope_id, fact_key);
 CREATE INDEX memories_by_source ON memories (tenant_id, source_ref, source_version);
+CREATE INDEX memories_by_fts_rowid ON memories (fts_rowid);
 
 CREATE VIRTUAL TABLE memory_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');
 

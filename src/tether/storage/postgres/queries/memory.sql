@@ -17,7 +17,8 @@ VALUES (%(tenant_id)s, %(memory_id)s, %(scope)s, %(scope_id)s, %(subjects)s, %(k
 UPDATE memories
 SET status = %(status)s, superseded_by = %(superseded_by)s, superseded_at = %(superseded_at)s,
     valid_to = %(valid_to)s, confidence = %(confidence)s, updated_at = %(updated_at)s,
-    expires_at = %(expires_at)s, purge_after = %(purge_after)s, approved_by = %(approved_by)s
+    expires_at = %(expires_at)s, purge_after = %(purge_after)s, approved_by = %(approved_by)s,
+    fact_key = %(fact_key)s
 WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 
 -- name: get_memory
@@ -151,3 +152,9 @@ SELECT * FROM memories
 WHERE tenant_id = %(tenant_id)s AND status = ANY(%(statuses)s::text[])
 ORDER BY created_at, memory_id
 LIMIT %(limit)s;
+
+-- name: list_active_constraints
+SELECT * FROM memories
+WHERE tenant_id = %(tenant_id)s AND kind = 'constraint' AND status = 'active'
+  AND scope || ':' || scope_id = ANY(%(scopes)s::text[])
+ORDER BY created_at, memory_id;

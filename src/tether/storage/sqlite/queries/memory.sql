@@ -23,7 +23,8 @@ VALUES (:tenant_id, :memory_id, :scope, :scope_id, :subjects, :kind, :fact_key, 
 UPDATE memories
 SET status = :status, superseded_by = :superseded_by, superseded_at = :superseded_at,
     valid_to = :valid_to, confidence = :confidence, updated_at = :updated_at,
-    expires_at = :expires_at, purge_after = :purge_after, approved_by = :approved_by
+    expires_at = :expires_at, purge_after = :purge_after, approved_by = :approved_by,
+    fact_key = :fact_key
 WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
 
 -- name: get_memory
@@ -156,3 +157,9 @@ SELECT * FROM memories
 WHERE tenant_id = :tenant_id AND status IN (SELECT value FROM json_each(:statuses))
 ORDER BY created_at, memory_id
 LIMIT :limit;
+
+-- name: list_active_constraints
+SELECT * FROM memories
+WHERE tenant_id = :tenant_id AND kind = 'constraint' AND status = 'active'
+  AND scope || ':' || scope_id IN (SELECT value FROM json_each(:scopes))
+ORDER BY created_at, memory_id;

@@ -1,0 +1,248 @@
+"""Memory benchmarks: LoCoMo retrieval quality, recall latency at 100,000 memories, and
+batch ingest throughput.
+
+    python -m bench.memory                 # the quick set (SQLite and PostgreSQL)
+    python -m bench.memory --no-postgres   # SQLite only
+    python -m bench.memory --skip-latency --skip-ingest
+
+LoCoMo protocol (../shared/datasets/locomo/README.md): each turn is one memory in a scope
+of its own conversation, text ``speaker: text`` (with ``--date-prefix``, the default, the
+session date in front: it helps temporal questions); for every category 1-4 question,
+recall from that conversation only; recall_any@k and recall_all@k for k = 1, 5, 10, 20,
+overall and per category; lexical-only, vector-only and hybrid side by side. The data is
+read from ../shared/datasets/locomo; nothing of it is copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import secrets
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tether import FakeClock, Tether, load_settings
+from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
+from tether.memory.policy import PolicyConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "datasets" / "locomo" / "dev"
+KS = (1, 5, 10, 20)
+_DIA = re.compile(r"D\d+:\d+")
+
+
+def parse_date(text: str) -> datetime:
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
+        try:
+            return datetime.strptime(text.strip(), fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return datetime(2023, 1, 1, tzinfo=UTC)
+
+
+def load_conversations() -> list[dict[str, Any]]:
+    if not DATA.exists():
+        raise SystemExit(f"LoCoMo data not found at {DATA}")
+    return [json.loads(p.read_text()) | {"_id": p.stem} for p in sorted(DATA.glob("conv-*.json"))]
+
+
+def turns_of(conv: dict[str, Any]) -> list[tuple[str, str, datetime, str]]:
+    """(dia_id, speaker, session date, text) for every turn."""
+    body = conv.get("conversation", conv)
+    out = []
+    for key in sorted(body, key=lambda k: (len(k), k)):
+        if not re.fullmatch(r"session_\d+", key):
+            continue
+        when_text = body.get(f"{key}_date_time", "")
+        when = parse_date(when_text)
+        for turn in body[key]:
+            out.append((turn["dia_id"], turn["speaker"], when, turn["text"]))
+    return out
+
+
+def questions_of(conv: dict[str, Any], known: set[str]) -> tuple[list[tuple[str, int, set[str]]], int]:
+    questions, dropped = [], 0
+    for qa in conv["qa"]:
+        category = int(qa.get("category", 0))
+        if category not in (1, 2, 3, 4):
+            continue
+        evidence = set()
+        for item in qa.get("evidence", []):
+            for dia in _DIA.findall(str(item)):
+                if dia in known:
+                    evidence.add(dia)
+                else:
+                    dropped += 1
+        if evidence:
+            questions.append((qa["question"], category, evidence))
+        else:
+            dropped += 1
+    return questions, dropped
+
+
+def make_app(backend: str, workdir: Path, embedder: Any) -> tuple[Tether, str]:
+    if backend == "sqlite":
+        url = f"sqlite:///{workdir / 'memory-bench.db'}"
+        dropper = ""
+    else:
+        import psycopg
+
+        admin = os.environ.get("TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+        name = f"tether_bench_mem_{secrets.token_hex(4)}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = admin.rsplit("/", 1)[0] + f"/{name}"
+        dropper = name
+    Tether.migrate(url=url)[0].close()
+    app = Tether.open(load_settings(url=url), clock=FakeClock(datetime(2026, 1, 1, tzinfo=UTC)), embedder=embedder)
+    app.tenants.create("bench", admin="alice")
+    alice = app.tenants.principal("bench", "alice")
+    app.tenants.grant(alice, "alice", ["admin", "operator"])
+    app.memory.configure(app.tenants.principal("bench", "alice"), PolicyConfig(reinforce_similarity=None))
+    return app, dropper
+
+
+def drop_database(name: str) -> None:
+    if not name:
+        return
+    import psycopg
+
+    admin = os.environ.get("TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dict[str, Any]:
+    app, dropper = make_app(backend, workdir, embedder)
+    try:
+        who = app.tenants.principal("bench", "alice")
+        convs = load_conversations()
+        ingest_s = 0.0
+        by_memory: dict[str, str] = {}
+        plan = []
+        dropped_total = 0
+        for conv in convs:
+            turns = turns_of(conv)
+            proposals = []
+            for dia, speaker, when, text in turns:
+                shown = f"({when.strftime('%d %B %Y')}) {speaker}: {text}" if date_prefix else f"{speaker}: {text}"
+                proposals.append(
+                    MemoryProposal(
+                        text=shown[:8000],
+                        kind=MemoryKind.EVENT,
+                        scope=Scope.CONVERSATION,
+                        scope_id=conv["_id"],
+                        source_type=SourceType.HUMAN,
+                        confidence=0.9,
+                        valid_from=when,
+                    )
+                )
+            started = time.perf_counter()
+            decisions = []
+            for start in range(0, len(proposals), 256):
+                decisions += app.memory.propose_many(who, proposals[start : start + 256])
+            ingest_s += time.perf_counter() - started
+            for (dia, *_), decision in zip(turns, decisions, strict=True):
+                if decision.memory_id:
+                    by_memory[decision.memory_id] = dia
+            questions, dropped = questions_of(conv, {t[0] for t in turns})
+            dropped_total += dropped
+            plan.append((conv["_id"], questions))
+        modes = ["lexical"] + (["vector", "hybrid"] if embedder is not None else [])
+        results: dict[str, Any] = {}
+        for mode in modes:
+            hits_any = {k: 0 for k in KS}
+            hits_all = {k: 0 for k in KS}
+            per_cat: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+            latencies = []
+            total = 0
+            for conv_id, questions in plan:
+                for question, category, evidence in questions:
+                    started = time.perf_counter()
+                    result = app.memory.recall(who, question, [(Scope.CONVERSATION, conv_id)], limit=20, mode=mode)
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    ranked = [by_memory.get(h.record.memory_id) for h in result.hits if h.why.get("constraint") is None]
+                    total += 1
+                    for k in KS:
+                        top = set(ranked[:k])
+                        hits_any[k] += bool(top & evidence)
+                        hits_all[k] += evidence <= top
+                    per_cat[category][0] += bool(set(ranked[:10]) & evidence)
+                    per_cat[category][1] += 1
+            latencies.sort()
+            results[mode] = {
+                "questions": total,
+                "recall_any": {k: round(hits_any[k] / total, 3) for k in KS},
+                "recall_all": {k: round(hits_all[k] / total, 3) for k in KS},
+                "any10_by_category": {c: round(v[0] / v[1], 3) for c, v in sorted(per_cat.items())},
+                "latency_ms_p50": round(statistics.median(latencies), 2),
+                "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
+            }
+        return {
+            "backend": backend,
+            "memories": len(by_memory),
+            "ingest_per_s": round(len(by_memory) / ingest_s, 1),
+            "dropped_evidence": dropped_total,
+            "modes": results,
+        }
+    finally:
+        app.close()
+        drop_database(dropper)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Tether memory benchmarks")
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-embedder", action="store_true", help="lexical recall only")
+    parser.add_argument("--no-date-prefix", action="store_true")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "memory-latest.json")
+    args = parser.parse_args()
+    embedder = None
+    why = "disabled (--no-embedder)"
+    if not args.no_embedder:
+        try:
+            from tether.memory.embeddings import load_default_embedder
+
+            embedder = load_default_embedder()
+            why = "default embedder" if embedder is not None else "not installed"
+        except ImportError as exc:
+            why = f"not importable: {exc}"
+    print(f"embedder: {getattr(embedder, 'id', None)} ({why})")
+    backends = ["sqlite"] + ([] if args.no_postgres else ["postgres"])
+    report: dict[str, Any] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
+        "embedder": getattr(embedder, "id", None),
+        "locomo": [],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for backend in backends:
+            started = time.perf_counter()
+            outcome = locomo(backend, embedder, not args.no_date_prefix, Path(tmp))
+            outcome["seconds"] = round(time.perf_counter() - started, 1)
+            report["locomo"].append(outcome)
+            print(f"\n## LoCoMo dev ({backend}): {outcome['memories']} memories, ingest {outcome['ingest_per_s']}/s, "
+                  f"{outcome['dropped_evidence']} malformed evidence ids dropped, {outcome['seconds']} s")
+            print("| mode | any@1 | any@5 | any@10 | any@20 | all@10 | p50 ms | p95 ms | any@10 by category (1 multi-hop, 2 temporal, 3 open, 4 single-hop) |")
+            print("|---|---|---|---|---|---|---|---|---|")
+            for mode, r in outcome["modes"].items():
+                ra = r["recall_any"]
+                print(f"| {mode} | {ra[1]} | {ra[5]} | {ra[10]} | {ra[20]} | {r['recall_all'][10]} | "
+                      f"{r['latency_ms_p50']} | {r['latency_ms_p95']} | {r['any10_by_category']} |")
+    print(f"\n{report['machine']}; {report['date']}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
