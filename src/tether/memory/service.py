@@ -754,6 +754,7 @@ class Memory:
             raise InvalidInput("mode must be hybrid, lexical or vector")
         if mode == "vector" and self.embedder is None:
             raise InvalidInput("vector recall needs an embedder: pip install 'tether[embeddings]'")
+        pool = max(30, 3 * limit)
         use_lexical = mode != "vector"
         use_vector = mode != "lexical" and self.embedder is not None
         principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
@@ -771,10 +772,12 @@ class Memory:
                     else " | ".join(re.sub(r"[^\w]", "", w) for w in words)
                 )
                 for record, score in txn.search_memories_text(
-                    tenant, match=match, scopes=keys, limit=100
+                    tenant, match=match, scopes=keys, limit=pool
                 ):
                     lexical[record.memory_id] = (record, score)
-            semantic = self._vector_candidates_txn(txn, tenant, keys, query) if use_vector else {}
+            semantic = (
+                self._vector_candidates_txn(txn, tenant, keys, query, pool) if use_vector else {}
+            )
             missing = [m for m in semantic if m not in lexical]
             records = {m: r for m, (r, _) in lexical.items()}
             for memory_id in missing:
@@ -843,7 +846,7 @@ class Memory:
         )
 
     def _vector_candidates_txn(
-        self, txn: Transaction, tenant: str, keys: list[str], query: str
+        self, txn: Transaction, tenant: str, keys: list[str], query: str, pool: int
     ) -> dict[str, float]:
         import numpy as np
 
@@ -862,7 +865,7 @@ class Memory:
         if not ids:
             return {}
         scores = matrix @ self.embedder.embed([query])[0].astype(np.float32)
-        top = np.argsort(-scores)[:100]
+        top = np.argsort(-scores)[:pool]
         return {ids[i]: float(scores[i]) for i in top}
 
     def _count_access(self, tenant: str, memory_ids: list[str]) -> None:

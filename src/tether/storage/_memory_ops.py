@@ -8,7 +8,14 @@ from datetime import datetime
 from typing import Any
 
 from tether import canonical
-from tether.memory.models import MemoryRecord
+from tether.memory.models import (
+    MemoryKind,
+    MemoryRecord,
+    MemoryStatus,
+    Scope,
+    Sensitivity,
+    SourceType,
+)
 from tether.storage._transaction import QueryTransaction, Row
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
@@ -41,7 +48,15 @@ class MemoryOps(QueryTransaction):
             values[key] = None if row[key] is None else self._ts_out(row[key])
         values["subjects"] = canonical.loads(row["subjects"])
         values["tags"] = canonical.loads(row["tags"])
-        return MemoryRecord.model_validate(values)
+        values["scope"] = Scope(values["scope"])
+        values["kind"] = MemoryKind(values["kind"])
+        values["source_type"] = SourceType(values["source_type"])
+        values["sensitivity"] = Sensitivity(values["sensitivity"])
+        values["status"] = MemoryStatus(values["status"])
+        values["confidence"] = float(values["confidence"])
+        values["access_count"] = int(values["access_count"])
+        # Rows Tether wrote itself: build without re-validating (recall reads many).
+        return MemoryRecord.model_construct(**values)
 
     def _memory_params(self, record: MemoryRecord) -> dict[str, Any]:
         params = dict(record.__dict__)
