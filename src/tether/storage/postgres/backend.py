@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -47,6 +49,7 @@ from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 
 _PACKAGE = __package__ or "tether.storage.postgres"
 log = logging.getLogger("tether.storage")
+_KEPT_DEAD = re.compile(r"(\d+) dead row versions cannot be removed yet")
 APP_ROLE = "tether_app"
 SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
@@ -289,10 +292,36 @@ class PostgresStorage:
         and needs the login role to own them (or be a superuser): otherwise it fails
         loudly, since the erasure would not be complete.
         """
+        tables = ("memories", "memory_vectors", "memory_subjects", "memory_decisions")
+        deadline = time.monotonic() + 30.0
         try:
             with self._pool.connection() as conn:
-                for table in ("memories", "memory_vectors", "memory_subjects", "memory_decisions"):
-                    conn.execute(f"VACUUM (FULL) {table}")
+                kept: list[int] = []
+
+                def count_kept(notice: psycopg.errors.Diagnostic) -> None:
+                    found = _KEPT_DEAD.search(notice.message_detail or "")
+                    if found:
+                        kept.append(int(found.group(1)))
+
+                conn.add_notice_handler(count_kept)
+                try:
+                    while True:
+                        kept.clear()
+                        for table in tables:
+                            conn.execute(f"VACUUM (FULL, VERBOSE) {table}")
+                        if not any(kept):
+                            return
+                        # Another transaction can still see the erased rows, so VACUUM
+                        # had to copy them; wait for it to end and rewrite again.
+                        if time.monotonic() >= deadline:
+                            raise StorageUnavailable(
+                                "the erasure is committed, but a long-running transaction "
+                                "still sees the erased rows, so their bytes remain; end it "
+                                "and run the erasure again"
+                            )
+                        time.sleep(0.2)
+                finally:
+                    conn.remove_notice_handler(count_kept)
         except pg_errors.InsufficientPrivilege as exc:
             raise PermissionDenied(
                 "the erasure is committed, but this login role may not VACUUM FULL the memory "
