@@ -37,6 +37,7 @@ from tether.memory.policy import PolicyConfig
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets" / "locomo" / "dev"
 KS = (1, 5, 10, 20)
+LEXICAL_WEIGHT = float(os.environ.get("TETHER_BENCH_LEXICAL_WEIGHT", "0.5"))
 _DIA = re.compile(r"D\d+:\d+")
 
 
@@ -69,7 +70,9 @@ def turns_of(conv: dict[str, Any]) -> list[tuple[str, str, datetime, str]]:
     return out
 
 
-def questions_of(conv: dict[str, Any], known: set[str]) -> tuple[list[tuple[str, int, set[str]]], int]:
+def questions_of(
+    conv: dict[str, Any], known: set[str]
+) -> tuple[list[tuple[str, int, set[str]]], int]:
     questions, dropped = [], 0
     for qa in conv["qa"]:
         category = int(qa.get("category", 0))
@@ -96,18 +99,24 @@ def make_app(backend: str, workdir: Path, embedder: Any) -> tuple[Tether, str]:
     else:
         import psycopg
 
-        admin = os.environ.get("TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+        admin = os.environ.get(
+            "TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+        )
         name = f"tether_bench_mem_{secrets.token_hex(4)}"
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         url = admin.rsplit("/", 1)[0] + f"/{name}"
         dropper = name
     Tether.migrate(url=url)[0].close()
-    app = Tether.open(load_settings(url=url), clock=FakeClock(datetime(2026, 1, 1, tzinfo=UTC)), embedder=embedder)
+    app = Tether.open(
+        load_settings(url=url), clock=FakeClock(datetime(2026, 1, 1, tzinfo=UTC)), embedder=embedder
+    )
     app.tenants.create("bench", admin="alice")
     alice = app.tenants.principal("bench", "alice")
     app.tenants.grant(alice, "alice", ["admin", "operator"])
-    app.memory.configure(app.tenants.principal("bench", "alice"), PolicyConfig(reinforce_similarity=None))
+    app.memory.configure(
+        app.tenants.principal("bench", "alice"), PolicyConfig(reinforce_similarity=None)
+    )
     return app, dropper
 
 
@@ -134,7 +143,11 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
             turns = turns_of(conv)
             proposals = []
             for dia, speaker, when, text in turns:
-                shown = f"({when.strftime('%d %B %Y')}) {speaker}: {text}" if date_prefix else f"{speaker}: {text}"
+                shown = (
+                    f"({when.strftime('%d %B %Y')}) {speaker}: {text}"
+                    if date_prefix
+                    else f"{speaker}: {text}"
+                )
                 proposals.append(
                     MemoryProposal(
                         text=shown[:8000],
@@ -168,9 +181,20 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
             for conv_id, questions in plan:
                 for question, category, evidence in questions:
                     started = time.perf_counter()
-                    result = app.memory.recall(who, question, [(Scope.CONVERSATION, conv_id)], limit=20, mode=mode)
+                    result = app.memory.recall(
+                        who,
+                        question,
+                        [(Scope.CONVERSATION, conv_id)],
+                        limit=20,
+                        mode=mode,
+                        lexical_weight=LEXICAL_WEIGHT,
+                    )
                     latencies.append((time.perf_counter() - started) * 1000)
-                    ranked = [by_memory.get(h.record.memory_id) for h in result.hits if h.why.get("constraint") is None]
+                    ranked = [
+                        by_memory.get(h.record.memory_id)
+                        for h in result.hits
+                        if h.why.get("constraint") is None
+                    ]
                     total += 1
                     for k in KS:
                         top = set(ranked[:k])
@@ -204,7 +228,9 @@ def main() -> int:
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-embedder", action="store_true", help="lexical recall only")
     parser.add_argument("--no-date-prefix", action="store_true")
-    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "memory-latest.json")
+    parser.add_argument(
+        "--json", type=Path, default=ROOT / "bench" / "results" / "memory-latest.json"
+    )
     args = parser.parse_args()
     embedder = None
     why = "disabled (--no-embedder)"
@@ -230,14 +256,20 @@ def main() -> int:
             outcome = locomo(backend, embedder, not args.no_date_prefix, Path(tmp))
             outcome["seconds"] = round(time.perf_counter() - started, 1)
             report["locomo"].append(outcome)
-            print(f"\n## LoCoMo dev ({backend}): {outcome['memories']} memories, ingest {outcome['ingest_per_s']}/s, "
-                  f"{outcome['dropped_evidence']} malformed evidence ids dropped, {outcome['seconds']} s")
-            print("| mode | any@1 | any@5 | any@10 | any@20 | all@10 | p50 ms | p95 ms | any@10 by category (1 multi-hop, 2 temporal, 3 open, 4 single-hop) |")
+            print(
+                f"\n## LoCoMo dev ({backend}): {outcome['memories']} memories, ingest {outcome['ingest_per_s']}/s, "
+                f"{outcome['dropped_evidence']} malformed evidence ids dropped, {outcome['seconds']} s"
+            )
+            print(
+                "| mode | any@1 | any@5 | any@10 | any@20 | all@10 | p50 ms | p95 ms | any@10 by category (1 multi-hop, 2 temporal, 3 open, 4 single-hop) |"
+            )
             print("|---|---|---|---|---|---|---|---|---|")
             for mode, r in outcome["modes"].items():
                 ra = r["recall_any"]
-                print(f"| {mode} | {ra[1]} | {ra[5]} | {ra[10]} | {ra[20]} | {r['recall_all'][10]} | "
-                      f"{r['latency_ms_p50']} | {r['latency_ms_p95']} | {r['any10_by_category']} |")
+                print(
+                    f"| {mode} | {ra[1]} | {ra[5]} | {ra[10]} | {ra[20]} | {r['recall_all'][10]} | "
+                    f"{r['latency_ms_p50']} | {r['latency_ms_p95']} | {r['any10_by_category']} |"
+                )
     print(f"\n{report['machine']}; {report['date']}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2, default=str))

@@ -739,6 +739,7 @@ class Memory:
         min_confidence: float = 0.0,
         as_of: datetime | None = None,
         mode: str = "hybrid",
+        lexical_weight: float = 0.5,
     ) -> RecallResult:
         """Hybrid recall within the named scopes, every hit explained.
 
@@ -796,7 +797,7 @@ class Memory:
                 continue
             lex, vec = lex_norm.get(memory_id, 0.0), vec_norm.get(memory_id, 0.0)
             if use_lexical and use_vector:
-                relevance = 0.5 * lex + 0.5 * vec
+                relevance = lexical_weight * lex + (1 - lexical_weight) * vec
             else:
                 relevance = lex if use_lexical else vec
             age_days = max(0.0, (now - record.valid_from).total_seconds() / 86400)
