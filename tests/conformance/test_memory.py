@@ -11,7 +11,7 @@ import pytest
 
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
-from tether.errors import Conflict
+from tether.errors import Conflict, NotFound
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
@@ -155,7 +155,7 @@ def test_forget_hides_at_once_and_the_retention_cycle_purges_after_grace(world: 
     assert world.app.memory.retention_cycle(operator).get("purged", 0) == 0
     world.clock.advance(timedelta(days=8))
     assert world.app.memory.retention_cycle(operator)["purged"] == 1
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         world.app.memory.get(agent, str(decision.memory_id))
 
 

@@ -78,9 +78,11 @@ def test_one_commit_per_durable_step_on_sqlite(tmp_path) -> None:  # type: ignor
 
 @pytest.mark.parametrize("backend_name", [pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_one_round_trip_per_durable_step_on_postgres(backend: TestDatabase) -> None:
-    with backend.open(pg_pool_min_size=1, pg_pool_max_size=1) as app:
+    with (
+        tempfile.NamedTemporaryFile("w+", suffix=".trace") as trace_file,
+        backend.open(pg_pool_min_size=1, pg_pool_max_size=1) as app,
+    ):
         setup_tenant(app)
-        trace_file = tempfile.NamedTemporaryFile("w+", suffix=".trace", delete=False)
         pool = app.storage._pool  # type: ignore[attr-defined]
         with pool.connection() as conn:
             conn.pgconn.trace(trace_file.fileno())
@@ -99,8 +101,12 @@ def test_one_round_trip_per_durable_step_on_postgres(backend: TestDatabase) -> N
                         last = direction
             return flips
 
-        ten = run_counting(app, 10, round_trips)
-        twenty = run_counting(app, 20, round_trips)
+        try:
+            ten = run_counting(app, 10, round_trips)
+            twenty = run_counting(app, 20, round_trips)
+        finally:
+            with pool.connection() as conn:
+                conn.pgconn.untrace()
     per_step = (twenty - ten) / 10
     print(f"\nPostgreSQL round trips: 10-node run {ten}, 20-node run {twenty}, per step {per_step}")
     assert per_step == 1

@@ -97,7 +97,8 @@ def kill_campaign(db: TestDatabase, tmp_path: Path, kills: int) -> None:
 
     seed = int(os.environ.get("TETHER_KILL_SEED", str(random.SystemRandom().randrange(1 << 30))))
     print(
-        f"\nreal-kill test: seed {seed} ({db.backend}, {kills} kills); TETHER_KILL_SEED={seed} replays it"
+        f"\nreal-kill test: seed {seed} ({db.backend}, {kills} kills); "
+        f"TETHER_KILL_SEED={seed} replays it"
     )
     rng = random.Random(seed)
     service_db = tmp_path / "kill-service.db"
@@ -116,7 +117,10 @@ def kill_campaign(db: TestDatabase, tmp_path: Path, kills: int) -> None:
         spawned = time.time()
         worker = start_worker(db, service_db, f"victim-{round_number}")
         started = wait_until(
-            lambda: service_calls(service_db) > before or worker.poll() is not None, 30
+            lambda before=before, worker=worker: (
+                service_calls(service_db) > before or worker.poll() is not None
+            ),
+            30,
         )
         assert started, "worker did no work within 30 s"
         if worker.poll() is not None:
