@@ -136,7 +136,7 @@ def test_constraints_are_returned_whatever_their_rank(world: World) -> None:
             confidence=1.0,
         ),
     )
-    models = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar"
+    models = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike"
     for name in models.split():
         world.propose(f"The bicycle shop sold the {name} model in spring")
     result = world.app.memory.recall(
