@@ -223,11 +223,83 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
         drop_database(dropper)
 
 
+class SyntheticEmbedder:
+    """Random unit vectors, so latency is measured without the embedder's cost."""
+
+    id = "synthetic-384"
+    dim = 384
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self._rng = np.random.default_rng(7)
+
+    def embed(self, texts: Any) -> Any:
+        import numpy as np
+
+        vectors = self._rng.standard_normal((len(texts), self.dim)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def latency(backend: str, count: int, workdir: Path) -> dict[str, Any]:
+    """Recall latency with ``count`` memories in one scope (synthetic texts and vectors)."""
+    import random
+
+    embedder = SyntheticEmbedder()
+    app, dropper = make_app(backend, workdir, embedder)
+    try:
+        who = app.tenants.principal("bench", "alice")
+        rng = random.Random(11)
+        words = [f"w{n}" for n in range(5000)] + ["claim", "policy", "garden", "invoice", "doctor"]
+        started = time.perf_counter()
+        batch = 2000
+        for start in range(0, count, batch):
+            proposals = [
+                MemoryProposal(
+                    text=" ".join(rng.choice(words) for _ in range(12)),
+                    kind=MemoryKind.EVENT,
+                    scope=Scope.USER,
+                    scope_id="u-big",
+                    source_type=SourceType.HUMAN,
+                    confidence=0.9,
+                )
+                for _ in range(min(batch, count - start))
+            ]
+            app.memory.propose_many(who, proposals)
+        load_s = time.perf_counter() - started
+        out: dict[str, Any] = {"backend": backend, "memories": count, "load_s": round(load_s, 1)}
+        for mode in ("lexical", "hybrid"):
+            timings = []
+            for index in range(120):
+                query = " ".join(rng.choice(words) for _ in range(4)) + " claim"
+                t0 = time.perf_counter()
+                app.memory.recall(who, query, [(Scope.USER, "u-big")], limit=10, mode=mode)
+                if index >= 20:
+                    timings.append((time.perf_counter() - t0) * 1000)
+            timings.sort()
+            out[mode] = {
+                "p50_ms": round(statistics.median(timings), 2),
+                "p95_ms": round(timings[int(0.95 * (len(timings) - 1))], 2),
+            }
+        return out
+    finally:
+        app.close()
+        drop_database(dropper)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Tether memory benchmarks")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-embedder", action="store_true", help="lexical recall only")
     parser.add_argument("--no-date-prefix", action="store_true")
+    parser.add_argument(
+        "--latency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure recall latency with N memories in one scope (e.g. 100000)",
+    )
+    parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument(
         "--json", type=Path, default=ROOT / "bench" / "results" / "memory-latest.json"
     )
@@ -251,7 +323,18 @@ def main() -> int:
         "locomo": [],
     }
     with tempfile.TemporaryDirectory() as tmp:
-        for backend in backends:
+        for backend in backends if args.latency else []:
+            measured = latency(backend, args.latency, Path(tmp))
+            report.setdefault("latency", []).append(measured)
+            print(
+                f"\n## Recall latency ({backend}), {measured['memories']} memories in one scope "
+                f"(synthetic vectors; query embedding not included; load {measured['load_s']} s)"
+            )
+            for mode in ("lexical", "hybrid"):
+                print(
+                    f"- {mode}: p50 {measured[mode]['p50_ms']} ms, p95 {measured[mode]['p95_ms']} ms"
+                )
+        for backend in [] if args.skip_locomo else backends:
             started = time.perf_counter()
             outcome = locomo(backend, embedder, not args.no_date_prefix, Path(tmp))
             outcome["seconds"] = round(time.perf_counter() - started, 1)

@@ -286,8 +286,10 @@ class MemoryIsolation(RuleBasedStateMachine):
         with self.app.storage.transaction(tenant, write=False) as txn:
             listed = txn.list_memories(tenant, scopes=keys, statuses=ALL_STATUSES, limit=1000)
             everything = txn.list_memories_for_tenant(tenant, statuses=ALL_STATUSES, limit=1000)
-            found_own = txn.search_memories_text(tenant, match=own, scopes=keys, limit=1000)
-            found_foreign = txn.search_memories_text(tenant, match=foreign, scopes=keys, limit=1000)
+            found_own = txn.search_memories_text(tenant, words=[own], scopes=keys, limit=1000)
+            found_foreign = txn.search_memories_text(
+                tenant, words=[foreign], scopes=keys, limit=1000
+            )
             vectors = txn.list_scope_vectors(tenant, embedder_id=self.env.embedder_id, scopes=keys)
         for record in [*listed, *everything, *(r for r, _ in found_own)]:
             self.owns(slot, record)
@@ -382,7 +384,7 @@ def probe_other_tenant(
             victim, statuses=ALL_STATUSES, limit=999
         ),
         "search_memories_text": txn.search_memories_text(
-            victim, match="claimant | bicycle", scopes=KEYS, limit=999
+            victim, words=["claimant", "bicycle"], scopes=KEYS, limit=999
         ),
         "list_scope_vectors": txn.list_scope_vectors(victim, embedder_id=embedder_id, scopes=KEYS),
         "list_memory_holds": txn.list_memory_holds(victim),

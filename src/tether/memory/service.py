@@ -365,13 +365,11 @@ class Memory:
         words = set(tokens(text))
         if not words:
             return None
-        match = (
-            " OR ".join(f'"{w}"' for w in sorted(words))
-            if self._storage.backend == "sqlite"
-            else " | ".join(sorted(words))
-        )
         candidates = txn.search_memories_text(
-            tenant, match=match, scopes=[scope_key(proposal.scope, proposal.scope_id)], limit=20
+            tenant,
+            words=sorted(words),
+            scopes=[scope_key(proposal.scope, proposal.scope_id)],
+            limit=20,
         )
         for record, _ in candidates:
             if record.status is not MemoryStatus.ACTIVE or record.kind is not proposal.kind:
@@ -767,13 +765,8 @@ class Memory:
         with self._storage.transaction(tenant, write=False) as txn:
             lexical: dict[str, tuple[MemoryRecord, float]] = {}
             if words and use_lexical:
-                match = (
-                    " OR ".join(f'"{w}"' for w in words)
-                    if self._storage.backend == "sqlite"
-                    else " | ".join(re.sub(r"[^\w]", "", w) for w in words)
-                )
                 for record, score in txn.search_memories_text(
-                    tenant, match=match, scopes=keys, limit=pool
+                    tenant, words=words, scopes=keys, limit=pool
                 ):
                     lexical[record.memory_id] = (record, score)
             semantic = (
@@ -866,7 +859,10 @@ class Memory:
         if not ids:
             return {}
         scores = matrix @ self.embedder.embed([query])[0].astype(np.float32)
-        top = np.argsort(-scores)[:pool]
+        if len(scores) > pool:
+            top = np.argpartition(-scores, pool)[:pool]
+        else:
+            top = np.arange(len(scores))
         return {ids[i]: float(scores[i]) for i in top}
 
     def _count_access(self, tenant: str, memory_ids: list[str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -19,6 +21,13 @@ from tether.memory.models import (
 from tether.storage._transaction import QueryTransaction, Row
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
+
+
+def scope_token(tenant_id: str, scope: str) -> str:
+    """One full-text token per (tenant, scope), so the index itself narrows a search."""
+    return "s" + hashlib.sha256(f"{tenant_id}\x00{scope}".encode()).hexdigest()[:24]
+
+
 _TIMES = (
     "valid_from",
     "valid_to",
@@ -36,7 +45,7 @@ class MemoryOps(QueryTransaction):
     def _array_in(self, values: Sequence[str]) -> Any: ...
 
     @abstractmethod
-    def _index_text(self, text: str) -> int | None:
+    def _index_text(self, text: str, scope_token: str) -> int | None:
         """Add ``text`` to a separate full-text index if the backend keeps one; its id."""
 
     @abstractmethod
@@ -71,7 +80,9 @@ class MemoryOps(QueryTransaction):
 
     def insert_memory(self, record: MemoryRecord) -> None:
         params = self._memory_params(record)
-        params["fts_rowid"] = self._index_text(record.text)
+        params["fts_rowid"] = self._index_text(
+            record.text, scope_token(record.tenant_id, f"{record.scope.value}:{record.scope_id}")
+        )
         self._fetch("insert_memory", params)
         for subject in record.subjects:
             self._fetch(
@@ -139,14 +150,21 @@ class MemoryOps(QueryTransaction):
         )
         return [self._memory(row) for row in rows]
 
+    @abstractmethod
+    def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
+        """The backend's full-text query for any of ``words`` within ``scopes``."""
+
     def search_memories_text(
-        self, tenant_id: str, *, match: str, scopes: Sequence[str], limit: int
+        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
     ) -> list[tuple[MemoryRecord, float]]:
+        clean = [w for w in (re.sub(r"[^\w]", "", word) for word in words) if w]
+        if not clean or not scopes:
+            return []
         rows = self._fetch(
             "search_memories_text",
             {
                 "tenant_id": tenant_id,
-                "match": match,
+                "match": self._text_query(tenant_id, clean, scopes),
                 "scopes": self._array_in(scopes),
                 "limit": limit,
             },

@@ -123,7 +123,10 @@ class PostgresTransaction(RunOps, MemoryOps):
         ]
         return ";\n".join(parts)
 
-    def _index_text(self, text: str) -> int | None:
+    def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
+        return " | ".join(words)
+
+    def _index_text(self, text: str, scope_token: str) -> int | None:
         return None  # memories.tsv is a generated column
 
     def _unindex_text(self, index_id: int | None) -> None:

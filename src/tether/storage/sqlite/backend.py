@@ -26,7 +26,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
-from tether.storage._memory_ops import MemoryOps
+from tether.storage._memory_ops import MemoryOps, scope_token
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
@@ -83,8 +83,10 @@ class SQLiteTransaction(RunOps, MemoryOps):
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
         self.connection.executemany(self._queries[name], [dict(p) for p in params])
 
-    def _index_text(self, text: str) -> int | None:
-        cursor = self.connection.execute(self._queries["insert_memory_fts"], {"text": text})
+    def _index_text(self, text: str, scope_token: str) -> int | None:
+        cursor = self.connection.execute(
+            self._queries["insert_memory_fts"], {"text": text, "scope_token": scope_token}
+        )
         if cursor.lastrowid is None:
             raise StorageError("the full-text index returned no row id")
         return int(cursor.lastrowid)
@@ -92,6 +94,11 @@ class SQLiteTransaction(RunOps, MemoryOps):
     def _unindex_text(self, index_id: int | None) -> None:
         if index_id is not None:
             self.connection.execute(self._queries["delete_memory_fts"], {"fts_rowid": index_id})
+
+    def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
+        terms = " OR ".join(f'"{word}"' for word in words)
+        within = " OR ".join(scope_token(tenant_id, scope) for scope in scopes)
+        return f"scope_token : ({within}) AND text : ({terms})"
 
     def _array_in(self, values: Sequence[str]) -> str:
         return canonical.dumps(list(values))

@@ -2,7 +2,7 @@
 -- Scope lists arrive as a JSON array of 'scope:scope_id' strings.
 
 -- name: insert_memory_fts
-INSERT INTO memory_fts (text) VALUES (:text);
+INSERT INTO memory_fts (text, scope_token) VALUES (:text, :scope_token);
 
 -- name: delete_memory_fts
 DELETE FROM memory_fts WHERE rowid = :fts_rowid;
@@ -50,11 +50,11 @@ WHERE tenant_id = :tenant_id AND source_ref = :source_ref AND status = 'active'
   AND (source_version IS NULL OR source_version != :source_version);
 
 -- name: search_memories_text
-SELECT m.*, -bm25(memory_fts) AS lexical_score
+SELECT m.*, -bm25(memory_fts, 1.0, 0.0) AS lexical_score
 FROM memory_fts JOIN memories m ON m.fts_rowid = memory_fts.rowid
 WHERE memory_fts MATCH :match AND m.tenant_id = :tenant_id
   AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes))
-ORDER BY bm25(memory_fts)
+ORDER BY bm25(memory_fts, 1.0, 0.0)
 LIMIT :limit;
 
 -- name: insert_memory_subject
@@ -160,6 +160,7 @@ LIMIT :limit;
 
 -- name: list_active_constraints
 SELECT * FROM memories
+INDEXED BY memories_by_kind
 WHERE tenant_id = :tenant_id AND kind = 'constraint' AND status = 'active'
   AND scope || ':' || scope_id IN (SELECT value FROM json_each(:scopes))
 ORDER BY created_at, memory_id;

@@ -36,6 +36,7 @@ CREATE TABLE memories (
 
 CREATE INDEX memories_by_scope ON memories (tenant_id, scope, scope_id, status);
 CREATE INDEX memories_by_fact_key ON memories (tenant_id, scope, scope_id, fact_key);
+CREATE INDEX memories_by_kind ON memories (tenant_id, kind, status, scope, scope_id);
 CREATE INDEX memories_fts ON memories USING gin (tsv);
 CREATE INDEX memories_by_source ON memories (tenant_id, source_ref, source_version);
 

@@ -36,10 +36,13 @@ CREATE TABLE memories (
 
 CREATE INDEX memories_by_scope ON memories (tenant_id, scope, scope_id, status);
 CREATE INDEX memories_by_fact_key ON memories (tenant_id, scope, scope_id, fact_key);
+CREATE INDEX memories_by_kind ON memories (tenant_id, kind, status, scope, scope_id);
 CREATE INDEX memories_by_source ON memories (tenant_id, source_ref, source_version);
 CREATE INDEX memories_by_fts_rowid ON memories (fts_rowid);
 
-CREATE VIRTUAL TABLE memory_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE memory_fts USING fts5 (
+    text, scope_token, tokenize = 'unicode61 remove_diacritics 2'
+);
 
 CREATE TABLE memory_subjects (
     tenant_id  TEXT NOT NULL,
