@@ -50,12 +50,20 @@ WHERE tenant_id = :tenant_id AND source_ref = :source_ref AND status = 'active'
   AND (source_version IS NULL OR source_version != :source_version);
 
 -- name: search_memories_text
-SELECT m.*, -bm25(memory_fts, 1.0, 0.0) AS lexical_score
-FROM memory_fts JOIN memories m ON m.fts_rowid = memory_fts.rowid
-WHERE memory_fts MATCH :match AND m.tenant_id = :tenant_id
+-- The match names the tenant's scope tokens, so the index's own top hits are in scope;
+-- the join re-checks tenant and scope.
+WITH hits AS (
+    SELECT rowid, bm25(memory_fts, 1.0, 0.0) AS rank
+    FROM memory_fts
+    WHERE memory_fts MATCH :match
+    ORDER BY rank
+    LIMIT :limit
+)
+SELECT m.*, -hits.rank AS lexical_score
+FROM hits JOIN memories m ON m.fts_rowid = hits.rowid
+WHERE m.tenant_id = :tenant_id
   AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes))
-ORDER BY bm25(memory_fts, 1.0, 0.0)
-LIMIT :limit;
+ORDER BY hits.rank;
 
 -- name: insert_memory_subject
 INSERT OR IGNORE INTO memory_subjects (tenant_id, subject_id, memory_id)
