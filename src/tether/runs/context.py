@@ -311,7 +311,6 @@ class RunContext:
                     "the code makes now; the workflow is not deterministic"
                 )
                 raise self.changed
-            executor.note_replay(key)
             return (canonical.loads(entry.result or "null"),)
         resumed = entry is not None and entry.status is JournalStatus.INTENT
         if entry is not None and resumed and entry.request_digest != digest:

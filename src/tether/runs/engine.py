@@ -100,7 +100,6 @@ class Executor:
         self.faults = faults
         self.rng = rng or random.Random()
         self.waits: dict[str, Wait] = {}
-        self.replays: list[str] = []
         self._buffered: list[JournalEntry] = []
         self._resolutions: list[Wait] = []
         self._state: dict[str, Any] = {}
@@ -423,9 +422,6 @@ class Executor:
         """Steps become durable with the next write (nothing durable can depend on them
         before that), so they cost no commit of their own."""
         self._buffered.append(entry)
-
-    def note_replay(self, key: str) -> None:
-        self.replays.append(key)
 
     def crash_point(self, point: str, key: str) -> None:
         if self.faults is not None:

@@ -49,7 +49,8 @@ class MemoryOps(QueryTransaction):
         """Add ``text`` to a separate full-text index if the backend keeps one; its id."""
 
     @abstractmethod
-    def _unindex_text(self, index_id: int | None) -> None: ...
+    def _unindex_text(self, row: Row) -> None:
+        """Remove a memory row's entry from the separate full-text index, if any."""
 
     def _memory(self, row: Row) -> MemoryRecord:
         values = {key: row[key] for key in _RECORD_FIELDS}
@@ -182,7 +183,7 @@ class MemoryOps(QueryTransaction):
         row = self._one("get_memory", tenant_id=tenant_id, memory_id=memory_id)
         if row is None:
             return
-        self._unindex_text(row.get("fts_rowid") if hasattr(row, "get") else row["fts_rowid"])
+        self._unindex_text(row)
         key = {"tenant_id": tenant_id, "memory_id": memory_id}
         self._fetch("delete_memory_vectors", key)
         self._fetch("delete_memory_subjects", key)

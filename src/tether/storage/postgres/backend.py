@@ -129,8 +129,8 @@ class PostgresTransaction(RunOps, MemoryOps):
     def _index_text(self, text: str, scope_token: str) -> int | None:
         return None  # memories.tsv is a generated column
 
-    def _unindex_text(self, index_id: int | None) -> None:
-        return None
+    def _unindex_text(self, row: Row) -> None:
+        return None  # the tsvector goes with the row
 
     def _array_in(self, values: Sequence[str]) -> list[str]:
         return list(values)

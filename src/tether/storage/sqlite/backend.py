@@ -91,9 +91,11 @@ class SQLiteTransaction(RunOps, MemoryOps):
             raise StorageError("the full-text index returned no row id")
         return int(cursor.lastrowid)
 
-    def _unindex_text(self, index_id: int | None) -> None:
-        if index_id is not None:
-            self.connection.execute(self._queries["delete_memory_fts"], {"fts_rowid": index_id})
+    def _unindex_text(self, row: Row) -> None:
+        if row["fts_rowid"] is not None:
+            self.connection.execute(
+                self._queries["delete_memory_fts"], {"fts_rowid": row["fts_rowid"]}
+            )
 
     def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
         terms = " OR ".join(f'"{word}"' for word in words)
