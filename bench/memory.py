@@ -92,9 +92,11 @@ def questions_of(
     return questions, dropped
 
 
-def make_app(backend: str, workdir: Path, embedder: Any) -> tuple[Tether, str]:
+def make_app(
+    backend: str, workdir: Path, embedder: Any, *, reinforce: bool = False
+) -> tuple[Tether, str]:
     if backend == "sqlite":
-        url = f"sqlite:///{workdir / 'memory-bench.db'}"
+        url = f"sqlite:///{workdir / f'memory-bench-{secrets.token_hex(4)}.db'}"
         dropper = ""
     else:
         import psycopg
@@ -114,9 +116,10 @@ def make_app(backend: str, workdir: Path, embedder: Any) -> tuple[Tether, str]:
     app.tenants.create("bench", admin="alice")
     alice = app.tenants.principal("bench", "alice")
     app.tenants.grant(alice, "alice", ["admin", "operator"])
-    app.memory.configure(
-        app.tenants.principal("bench", "alice"), PolicyConfig(reinforce_similarity=None)
-    )
+    if not reinforce:
+        app.memory.configure(
+            app.tenants.principal("bench", "alice"), PolicyConfig(reinforce_similarity=None)
+        )
     return app, dropper
 
 
@@ -287,6 +290,117 @@ def latency(backend: str, count: int, workdir: Path) -> dict[str, Any]:
         drop_database(dropper)
 
 
+def ingest(backend: str, count: int, workdir: Path) -> dict[str, Any]:
+    """Batch ingest through ``propose_many`` with the default embedder, then Mem0.
+
+    The same ``count`` generated ~30-token memories (``bench.embeddings.memory_texts``)
+    go through Tether's batch API (default policy, so every text is checked for PII,
+    secrets, injection and near-duplicates) and through Mem0's ``add(..., infer=False)``
+    with the same embedder, interleaved in one process.
+    """
+    from bench.embeddings import memory_texts
+    from tether.memory.embeddings import load_default_embedder
+
+    embedder = load_default_embedder()
+    if embedder is None:
+        return {"backend": backend, "skipped": "the default embedder is not installed"}
+    embedder.embed(["warm up the session"])
+    texts = memory_texts(count)
+    app, dropper = make_app(backend, workdir, embedder, reinforce=True)
+    try:
+        who = app.tenants.principal("bench", "alice")
+        proposals = [
+            MemoryProposal(
+                text=text,
+                kind=MemoryKind.EVENT,
+                scope=Scope.USER,
+                scope_id="u-ingest",
+                source_type=SourceType.HUMAN,
+                confidence=0.9,
+            )
+            for text in texts
+        ]
+        started = time.perf_counter()
+        decisions = app.memory.propose_many(who, proposals)
+        tether_s = time.perf_counter() - started
+    finally:
+        app.close()
+        drop_database(dropper)
+    embed_started = time.perf_counter()
+    embedder.embed(texts)
+    embed_s = time.perf_counter() - embed_started
+    actions: dict[str, int] = defaultdict(int)
+    for decision in decisions:
+        actions[decision.action or decision.verdict.value] += 1
+    out: dict[str, Any] = {
+        "backend": backend,
+        "texts": count,
+        "tether_per_s": round(count / tether_s, 1),
+        "tether_actions": dict(actions),
+        "embed_only_per_s": round(count / embed_s, 1),
+    }
+    out["mem0"] = mem0_ingest(texts, embedder, workdir)
+    if "per_s" in out["mem0"]:
+        out["ratio"] = round(out["tether_per_s"] / out["mem0"]["per_s"], 2)
+    return out
+
+
+def mem0_ingest(texts: list[str], embedder: Any, workdir: Path) -> dict[str, Any]:
+    """Mem0 2.2 ``add(infer=False)`` of ``texts``, embedding with Tether's embedder.
+
+    Mem0 is configured fully offline: its Qdrant store in local mode on disk, its history
+    in SQLite, telemetry off. Its LLM and embedder settings name OpenAI only because Mem0
+    builds both at start-up; neither is called: ``infer=False`` skips the LLM, and the
+    embedder is replaced by a wrapper of Tether's (Mem0 embeds one message per call).
+    """
+    os.environ["MEM0_TELEMETRY"] = "False"
+    try:
+        from mem0 import Memory
+        from mem0.embeddings.base import EmbeddingBase
+    except ImportError as exc:
+        return {"skipped": f"mem0 is not installed ({exc}): pip install -e '.[bench]'"}
+
+    class TetherEmbedding(EmbeddingBase):  # type: ignore[misc]
+        def embed(self, text: Any, memory_action: Any = None) -> list[float]:
+            return [float(x) for x in embedder.embed([text])[0]]
+
+    folder = workdir / f"mem0-{secrets.token_hex(4)}"
+    config = {
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {
+                "collection_name": "bench",
+                "path": str(folder / "qdrant"),
+                "on_disk": True,
+                "embedding_model_dims": embedder.dim,
+            },
+        },
+        "embedder": {"provider": "openai", "config": {"api_key": "unused-offline"}},
+        "llm": {"provider": "openai", "config": {"api_key": "unused-offline"}},
+        "history_db_path": str(folder / "history.db"),
+    }
+    try:
+        from importlib import metadata
+
+        memory = Memory.from_config(config)
+        memory.embedding_model = TetherEmbedding()
+        started = time.perf_counter()
+        for text in texts:
+            memory.add([{"role": "user", "content": text}], user_id="u-ingest", infer=False)
+        seconds = time.perf_counter() - started
+        stored = len(
+            memory.get_all(filters={"user_id": "u-ingest"}, top_k=len(texts) + 10)["results"]
+        )
+        return {
+            "version": metadata.version("mem0ai"),
+            "per_s": round(len(texts) / seconds, 1),
+            "stored": stored,
+            "vector_store": "qdrant (local, on disk)",
+        }
+    except Exception as exc:  # the peer's failure is reported, never faked
+        return {"skipped": f"mem0 failed: {type(exc).__name__}: {exc}"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Tether memory benchmarks")
     parser.add_argument("--no-postgres", action="store_true")
@@ -300,6 +414,13 @@ def main() -> int:
         help="also measure recall latency with N memories in one scope (e.g. 100000)",
     )
     parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument(
+        "--ingest",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="batch ingest of N texts with the default embedder, Tether and Mem0 (0: skip)",
+    )
     parser.add_argument(
         "--json", type=Path, default=ROOT / "bench" / "results" / "memory-latest.json"
     )
@@ -334,6 +455,29 @@ def main() -> int:
                 print(
                     f"- {mode}: p50 {measured[mode]['p50_ms']} ms, p95 {measured[mode]['p95_ms']} ms"
                 )
+        for backend in ["sqlite"] if args.ingest else []:
+            measured = ingest(backend, args.ingest, Path(tmp))
+            report["ingest"] = measured
+            print(
+                f"\n## Batch ingest ({backend}), {args.ingest} texts of ~30 tokens, embeddings on"
+            )
+            if "skipped" in measured:
+                print(f"- skipped: {measured['skipped']}")
+            else:
+                mem0 = measured["mem0"]
+                print(
+                    f"- Tether propose_many: {measured['tether_per_s']}/s "
+                    f"({measured['tether_actions']}); the embedder alone: "
+                    f"{measured['embed_only_per_s']}/s"
+                )
+                if "skipped" in mem0:
+                    print(f"- Mem0: not measured: {mem0['skipped']}")
+                else:
+                    print(
+                        f"- Mem0 {mem0['version']} add(infer=False), same embedder, "
+                        f"{mem0['vector_store']}: {mem0['per_s']}/s ({mem0['stored']} stored); "
+                        f"Tether / Mem0 = {measured['ratio']}x"
+                    )
         for backend in [] if args.skip_locomo else backends:
             started = time.perf_counter()
             outcome = locomo(backend, embedder, not args.no_date_prefix, Path(tmp))

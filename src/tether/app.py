@@ -12,10 +12,13 @@ from tether.config import Settings, load_settings
 from tether.errors import SchemaOutdated
 from tether.ids import IdSource, UUID7Source
 from tether.memory.service import Memory
+from tether.procedures import Procedures
 from tether.runs import Executor, Runs, WorkflowRegistry
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration, Storage
 from tether.tenants import TenantDirectory
+from tether.threads.service import Threads
+from tether.working import WorkingMemory, open_working
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
@@ -52,9 +55,32 @@ class Tether:
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
+        self.procedures = Procedures(storage, self.clock, self.audit)
+        self.threads = Threads(
+            storage,
+            self.clock,
+            self.ids,
+            self.audit,
+            memory=self.memory,
+            runs=self.runs,
+            settings=settings,
+            procedures=self.procedures,
+        )
+        self.working: WorkingMemory = open_working(settings, storage, self.clock)
 
-    def executor(self, registry: WorkflowRegistry, **options: Any) -> Executor:
-        """An executor for the workflows in ``registry`` (see :class:`Executor` options)."""
+    def executor(
+        self, registry: WorkflowRegistry, *, procedures_dir: str | None = None, **options: Any
+    ) -> Executor:
+        """An executor for the workflows in ``registry`` (see :class:`Executor` options).
+
+        It enforces the procedures published for each run's tenant; given
+        ``procedures_dir`` (default ``TETHER_PROCEDURES_DIR``) it also publishes that
+        directory for the tenant of each run it claims whenever the files change.
+        """
+        directory = procedures_dir or self.settings.procedures_dir
+        options.setdefault(
+            "procedures", self.procedures.gate(directory, owner=str(options.get("owner") or ""))
+        )
         return Executor(self.storage, registry, clock=self.clock, ids=self.ids, **options)
 
     @classmethod
@@ -112,7 +138,10 @@ class Tether:
         return bytes.fromhex(stored)
 
     def close(self) -> None:
-        self.storage.close()
+        try:
+            self.working.close()
+        finally:
+            self.storage.close()
 
     def __enter__(self) -> Tether:
         return self

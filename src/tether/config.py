@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from tether.errors import ConfigError
 
 DEFAULT_URL = "sqlite:///./tether.db"
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 @dataclass(frozen=True)
@@ -106,11 +107,58 @@ class Settings(BaseSettings):
         "default",
         description="Memory recall embedder: default (when installed) or none (lexical only).",
     )
+    procedures_dir: Path | None = Field(
+        None,
+        description=(
+            "Directory of skill and policy YAML files that workers publish for each tenant "
+            "they serve when the files change (see docs/procedures.md)."
+        ),
+    )
+    summarizer_url: str | None = Field(
+        None,
+        description=(
+            "Base URL of an OpenAI-compatible chat-completions endpoint for thread "
+            "summaries (e.g. https://api.example.com/v1); unset: the offline extractive one."
+        ),
+    )
+    summarizer_key: SecretStr | None = Field(
+        None, description="API key sent as a Bearer token to TETHER_SUMMARIZER_URL."
+    )
+    summarizer_model: str = Field(
+        "gpt-4o-mini", description="Model name sent to TETHER_SUMMARIZER_URL."
+    )
+    summarizer_timeout_s: float = Field(
+        30.0, gt=0, description="Timeout of one call to TETHER_SUMMARIZER_URL, in seconds."
+    )
+    redis_url: SecretStr | None = Field(
+        None,
+        description=(
+            "Redis for working memory (redis://host:6379/0, rediss://…, unix://…); unset: "
+            "working memory lives in the main database. Needs the redis extra."
+        ),
+    )
+    redis_prefix: str = Field(
+        "tether:", description="Prefix of every Redis key Tether writes (working memory)."
+    )
 
     @field_validator("url")
     @classmethod
     def _check_url(cls, value: str) -> str:
         parse_database_url(value)
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        url = value.get_secret_value().strip()
+        if not url.startswith(_REDIS_SCHEMES):
+            raise ValueError("use redis://host:6379/0, rediss://host:6380/0 or unix:///path")
+        try:
+            _ = urlsplit(url).port
+        except ValueError:
+            raise ValueError("the port is not a number: use redis://host:6379/0") from None
         return value
 
     @field_validator("sqlite_synchronous", mode="before")

@@ -37,6 +37,18 @@ class ConfigError(InvalidInput):
     code = "invalid_config"
 
 
+class ProcedureInvalid(InvalidInput):
+    """A procedure file (skill or policy) is malformed; the message names file and field."""
+
+    code = "procedure_invalid"
+
+
+class ContextOverBudget(InvalidInput):
+    """What a context must always hold (procedures, constraints) exceeds its token budget."""
+
+    code = "context_over_budget"
+
+
 class NotFound(TetherError):
     """The thing asked for does not exist (in this tenant)."""
 
@@ -121,6 +133,20 @@ class InterruptExpired(TetherError):
 
     code = "interrupt_expired"
     exit_code = 5
+
+
+class EffectForbidden(TetherError):
+    """A published policy forbids the effect and no reviewer allowed it."""
+
+    code = "effect_forbidden"
+    exit_code = 6
+
+
+class SummarizerFailed(TetherError):
+    """The summarizer endpoint could not be reached or gave no usable summary."""
+
+    code = "summarizer_failed"
+    exit_code = 1
 
 
 class RunSignal(BaseException):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from tether.config import DEFAULT_URL, Settings, load_settings, parse_database_url
 from tether.errors import ConfigError
@@ -20,6 +20,16 @@ ENVIRONMENT_SAMPLES: dict[str, tuple[str, object]] = {
     "pg_pool_min_size": ("3", 3),
     "pg_pool_max_size": ("7", 7),
     "pg_connect_timeout_s": ("2.5", 2.5),
+    "procedures_dir": ("/srv/procedures", Path("/srv/procedures")),
+    "redis_url": (
+        "redis://:pw@cache.example:6379/2",
+        SecretStr("redis://:pw@cache.example:6379/2"),
+    ),
+    "redis_prefix": ("acme-tether:", "acme-tether:"),
+    "summarizer_url": ("https://llm.example/v1", "https://llm.example/v1"),
+    "summarizer_key": ("sk-sample", SecretStr("sk-sample")),
+    "summarizer_model": ("small-model", "small-model"),
+    "summarizer_timeout_s": ("12.5", 12.5),
 }
 
 

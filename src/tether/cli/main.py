@@ -10,8 +10,10 @@ from tether import __version__
 from tether.cli import admin, demo
 from tether.cli.audit import audit_app
 from tether.cli.memory import memory_app
+from tether.cli.procedures import procedures_app
 from tether.cli.runs import approvals_app, runs_app, worker
 from tether.cli.tenants import principals_app, tenants_app
+from tether.cli.threads import context_app, threads_app
 
 app = typer.Typer(
     name="tether",
@@ -55,6 +57,9 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(runs_app, name="runs")
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(memory_app, name="memory")
+app.add_typer(procedures_app, name="procedures")
+app.add_typer(threads_app, name="threads")
+app.add_typer(context_app, name="context")
 app.command()(worker)
 
 

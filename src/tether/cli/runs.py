@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -136,6 +137,23 @@ def timeline(
                 json.dumps(event.data)[:80],
             )
         console.print(table)
+
+
+@runs_app.command("handoff")
+def handoff(
+    run_id: RunId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """A Markdown handoff for the next session: goal, done, blocker, next action, context."""
+    with reporting(json_output), open_app(url) as app:
+        document = app.runs.handoff_document(acting(app, tenant, actor), run_id)
+        if json_output:
+            print_json({**document.model_dump(mode="json"), "markdown": document.to_markdown()})
+            return
+        sys.stdout.write(document.to_markdown())
 
 
 @runs_app.command("resume")

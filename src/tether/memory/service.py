@@ -35,9 +35,15 @@ from tether.memory.models import (
 from tether.memory.policy import Facts, PolicyConfig, decide
 from tether.principals import Principal, Role
 from tether.storage.base import Storage, Transaction
+from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
+
+GLOBAL_TENANT = "_global"
+"""The reserved tenant that holds global memory: every tenant may read it, only
+administrators write it. Its id cannot be a real tenant's (those start with a letter or a
+digit); the memory migration 0002 creates it."""
 
 GRACE = timedelta(days=7)
 """How long a forgotten or superseded memory is kept (hidden) before it is purged."""
@@ -218,50 +224,126 @@ class Memory:
     def propose_many(
         self, principal: Principal, proposals: Sequence[MemoryProposal]
     ) -> list[PolicyDecision]:
-        """The batch API: every proposal goes through the policy, in one transaction, and
-        the texts written are embedded in one call."""
+        """The batch API: every proposal goes through the policy in one transaction.
+
+        The texts are embedded in one call *before* the write transaction opens (only a
+        text the policy redacted is embedded again), so the write lock is never held
+        while the model runs; decisions and vectors are written in batches.
+
+        Global memory is kept in the reserved tenant :data:`GLOBAL_TENANT`: those records
+        are written in a transaction of that tenant after the policy decided, and the
+        decisions are logged in the proposer's tenant.
+        """
         tenant = principal.tenant_id
         config = self.policy(principal)
         now = self._clock.now()
+        embedded = self._embed_texts([proposal.text for proposal in proposals])
         decisions: list[PolicyDecision] = []
-        written: list[MemoryRecord] = []
+        written: list[tuple[MemoryRecord, int]] = []
+        logged: list[dict[str, Any]] = []
+        deferred: list[int] = []
         with self._storage.transaction(tenant) as txn:
             facts = Facts(
                 effect_recorded=lambda key: _effect_recorded(txn, tenant, key),
                 has_consent=lambda user: txn.has_memory_consent(tenant, user, "preferences"),
                 run_writes=lambda run_id: txn.count_run_memories(tenant, run_id),
             )
-            for proposal in proposals:
+            for position, proposal in enumerate(proposals):
                 decision = decide(proposal, principal, config, facts)
-                memory_id: str | None = None
-                action: str | None = None
-                if decision.verdict is not Verdict.REFUSED:
-                    memory_id, action, record = self._write_txn(
-                        txn, principal, proposal, decision, config, now
-                    )
-                    if record is not None:
-                        written.append(record)
-                decision = decision.model_copy(update={"memory_id": memory_id, "action": action})
-                txn.insert_memory_decision(
-                    {
-                        "tenant_id": tenant,
-                        "decision_id": str(self._ids.new_id()),
-                        "at": now,
-                        "principal_id": principal.principal_id,
-                        "verdict": decision.verdict.value,
-                        "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
-                        "findings": canonical.dumps(decision.findings),
-                        "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
-                        "subject_hashes": canonical.dumps(
-                            [self._audit.subject_hash(tenant, s) for s in self._subjects(proposal)]
-                        ),
-                        "memory_id": memory_id,
-                        "run_id": proposal.run_id,
-                    }
-                )
                 decisions.append(decision)
-            self._embed_records_txn(txn, written)
+                if decision.verdict is Verdict.REFUSED:
+                    logged.append(self._decision_row(principal, proposal, decision, now))
+                elif proposal.scope is Scope.GLOBAL:
+                    deferred.append(position)
+                else:
+                    decision = self._apply_txn(
+                        txn, principal, tenant, proposal, decision, config, now, position, written
+                    )
+                    decisions[position] = decision
+                    logged.append(self._decision_row(principal, proposal, decision, now))
+            txn.insert_memory_decisions(logged)
+            self._store_vectors_txn(txn, written, proposals, embedded)
+        if deferred:
+            self._propose_global(principal, proposals, decisions, deferred, config, now, embedded)
         return decisions
+
+    def _apply_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        tenant: str,
+        proposal: MemoryProposal,
+        decision: PolicyDecision,
+        config: PolicyConfig,
+        now: datetime,
+        position: int,
+        written: list[tuple[MemoryRecord, int]],
+    ) -> PolicyDecision:
+        memory_id, action, record = self._write_txn(
+            txn, principal, tenant, proposal, decision, config, now
+        )
+        if record is not None:
+            written.append((record, position))
+        return decision.model_copy(update={"memory_id": memory_id, "action": action})
+
+    def _propose_global(
+        self,
+        principal: Principal,
+        proposals: Sequence[MemoryProposal],
+        decisions: list[PolicyDecision],
+        positions: list[int],
+        config: PolicyConfig,
+        now: datetime,
+        embedded: Any,
+    ) -> None:
+        written: list[tuple[MemoryRecord, int]] = []
+        with self._storage.transaction(GLOBAL_TENANT) as txn:
+            for position in positions:
+                decisions[position] = self._apply_txn(
+                    txn,
+                    principal,
+                    GLOBAL_TENANT,
+                    proposals[position],
+                    decisions[position],
+                    config,
+                    now,
+                    position,
+                    written,
+                )
+            self._store_vectors_txn(txn, written, proposals, embedded)
+        with self._storage.transaction(principal.tenant_id) as txn:
+            txn.insert_memory_decisions(
+                [self._decision_row(principal, proposals[p], decisions[p], now) for p in positions]
+            )
+
+    def _decision_row(
+        self,
+        principal: Principal,
+        proposal: MemoryProposal,
+        decision: PolicyDecision,
+        now: datetime,
+    ) -> dict[str, Any]:
+        tenant = principal.tenant_id
+        return {
+            "tenant_id": tenant,
+            "decision_id": str(self._ids.new_id()),
+            "at": now,
+            "principal_id": principal.principal_id,
+            "verdict": decision.verdict.value,
+            "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
+            "findings": canonical.dumps(decision.findings),
+            "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
+            "subject_hashes": canonical.dumps(
+                [self._audit.subject_hash(tenant, s) for s in self._subjects(proposal)]
+            ),
+            "memory_id": decision.memory_id,
+            "run_id": proposal.run_id,
+        }
+
+    def _embed_texts(self, texts: list[str]) -> Any:
+        if self.embedder is None or not texts:
+            return None
+        return self.embedder.embed(texts)
 
     def _subjects(self, proposal: MemoryProposal) -> list[str]:
         subjects = set(proposal.subjects)
@@ -273,12 +355,12 @@ class Memory:
         self,
         txn: Transaction,
         principal: Principal,
+        tenant: str,
         proposal: MemoryProposal,
         decision: PolicyDecision,
         config: PolicyConfig,
         now: datetime,
     ) -> tuple[str, str, MemoryRecord | None]:
-        tenant = principal.tenant_id
         text = decision.redacted_text
         held = decision.verdict is Verdict.HELD
         previous = None
@@ -319,7 +401,11 @@ class Memory:
             source_type=proposal.source_type,
             source_ref=proposal.source_ref,
             source_version=proposal.source_version,
-            created_by=principal.principal_id,
+            created_by=(
+                principal.principal_id
+                if tenant == principal.tenant_id
+                else _global_actor(principal)
+            ),
             approved_by=None,
             confidence=proposal.confidence,
             sensitivity=proposal.sensitivity,
@@ -362,14 +448,23 @@ class Memory:
         text: str,
         threshold: float,
     ) -> MemoryRecord | None:
+        """An active memory of the same kind and scope whose words overlap ``text``'s by
+        ``threshold`` (Jaccard) or more.
+
+        A twin must hold all but ``spare`` of the new text's words, so for short texts the
+        index is asked only for texts holding (nearly) all of them: a narrow query that
+        stays fast however large the scope grows.
+        """
         words = set(tokens(text))
         if not words:
             return None
+        spare = len(words) - math.ceil(threshold * len(words) - 1e-9)
         candidates = txn.search_memories_text(
             tenant,
             words=sorted(words),
             scopes=[scope_key(proposal.scope, proposal.scope_id)],
             limit=20,
+            spare=spare,
         )
         for record, _ in candidates:
             if record.status is not MemoryStatus.ACTIVE or record.kind is not proposal.kind:
@@ -379,42 +474,73 @@ class Memory:
                 return record
         return None
 
-    def _embed_records_txn(self, txn: Transaction, records: Sequence[MemoryRecord]) -> None:
-        if self.embedder is None or not records:
+    def _store_vectors_txn(
+        self,
+        txn: Transaction,
+        written: Sequence[tuple[MemoryRecord, int]],
+        proposals: Sequence[MemoryProposal],
+        embedded: Any,
+    ) -> None:
+        """Store the vectors of ``written`` records, reusing the texts embedded up front."""
+        if self.embedder is None or not written or embedded is None:
             return
-        vectors = self.embedder.embed([record.text for record in records])
-        for record, vector in zip(records, vectors, strict=True):
-            txn.upsert_memory_vector(
-                record.tenant_id,
-                record.memory_id,
-                self.embedder.id,
-                vector.astype("float32").tobytes(),
-                int(vector.shape[0]),
-            )
+        redacted = [
+            index
+            for index, (record, position) in enumerate(written)
+            if record.text != proposals[position].text
+        ]
+        again = self.embedder.embed([written[i][0].text for i in redacted]) if redacted else None
+        replaced = dict(zip(redacted, again if again is not None else [], strict=True))
+        rows = []
+        for index, (record, position) in enumerate(written):
+            vector = replaced[index] if index in replaced else embedded[position]
+            rows.append((record.memory_id, vector.astype("float32").tobytes()))
+        txn.upsert_memory_vectors(
+            written[0][0].tenant_id, self.embedder.id, int(self.embedder.dim), rows
+        )
         self._vector_cache.clear()
 
     def approve(self, principal: Principal, memory_id: str) -> MemoryRecord:
-        """Activate a held memory (approver, operator or admin; not its proposer)."""
+        """Activate a held memory (approver, operator or admin; not its proposer).
+
+        A held global memory (in :data:`GLOBAL_TENANT`) needs an administrator.
+        """
         principal.require(Role.APPROVER, Role.OPERATOR)
         now = self._clock.now()
+        actor = principal.principal_id
         with self._storage.transaction(principal.tenant_id) as txn:
-            record = self._get_txn(txn, principal, memory_id)
-            if record.status is not MemoryStatus.PENDING:
-                raise Conflict(
-                    f"memory {memory_id} is {record.status.value}, not waiting for approval"
-                )
-            if record.created_by == principal.principal_id:
-                raise PermissionDenied("the proposer of a held memory may not approve it")
-            approved = record.model_copy(
-                update={
-                    "status": MemoryStatus.ACTIVE,
-                    "approved_by": principal.principal_id,
-                    "updated_at": now,
-                }
-            )
+            record = txn.get_memory(principal.tenant_id, memory_id)
+            if record is not None:
+                approved = self._approved(record, actor, actor, now)
+                txn.update_memory(approved)
+                self._audit_txn(txn, principal, "memory.approved", approved)
+                return approved
+        if not principal.has_role(Role.ADMIN):
+            raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+        actor = _global_actor(principal)
+        with self._storage.transaction(GLOBAL_TENANT) as txn:
+            record = txn.get_memory(GLOBAL_TENANT, memory_id)
+            if record is None:
+                raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+            approved = self._approved(record, actor, actor, now)
             txn.update_memory(approved)
+        self._vector_cache.clear()
+        with self._storage.transaction(principal.tenant_id) as txn:
             self._audit_txn(txn, principal, "memory.approved", approved)
         return approved
+
+    def _approved(
+        self, record: MemoryRecord, approver: str, actor: str, now: datetime
+    ) -> MemoryRecord:
+        if record.status is not MemoryStatus.PENDING:
+            raise Conflict(
+                f"memory {record.memory_id} is {record.status.value}, not waiting for approval"
+            )
+        if record.created_by == actor:
+            raise PermissionDenied("the proposer of a held memory may not approve it")
+        return record.model_copy(
+            update={"status": MemoryStatus.ACTIVE, "approved_by": approver, "updated_at": now}
+        )
 
     # -- changing ------------------------------------------------------------------------
 
@@ -638,6 +764,8 @@ class Memory:
                 txn.delete_memory(tenant, record.memory_id)
             txn.delete_memory_decisions_for(tenant, "", subject_hash)
             counts = {"memories": len(records)}
+            erased_threads = erase_user_threads_txn(txn, tenant, subject_id)
+            counts.update({name: n for name, n in erased_threads.items() if n})
             txn.insert_memory_tombstone(
                 {
                     "tenant_id": tenant,
@@ -671,15 +799,18 @@ class Memory:
         principal.require(Role.ADMIN, Role.OPERATOR)
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             records = txn.list_subject_memories(principal.tenant_id, subject_id)
+            threads = export_user_threads_txn(txn, principal.tenant_id, subject_id)
         return {
             "tenant_id": principal.tenant_id,
             "subject_id": subject_id,
             "exported_at": self._clock.now(),
             "memories": [record.model_dump(mode="json") for record in records],
+            "threads": threads,
         }
 
     def reembed(self, principal: Principal, *, batch: int = 256) -> int:
-        """Compute vectors with the current embedder for every live memory of the tenant.
+        """Compute vectors with the current embedder for every live memory of the tenant
+        (and, for an administrator, of global memory too).
 
         Vectors are stored under the embedder's id, so a new embedder never mixes spaces
         with an old one; recall uses only the current embedder's vectors.
@@ -687,25 +818,29 @@ class Memory:
         principal.require(Role.OPERATOR)
         if self.embedder is None:
             raise InvalidInput("no embedder is installed: pip install 'tether[embeddings]'")
-        tenant = principal.tenant_id
-        with self._storage.transaction(tenant, write=False) as txn:
-            records = txn.list_memories_for_tenant(
-                tenant, statuses=["active", "pending"], limit=1_000_000
-            )
+        owners = [principal.tenant_id]
+        if principal.has_role(Role.ADMIN):
+            owners.append(GLOBAL_TENANT)
         done = 0
-        for start in range(0, len(records), batch):
-            chunk = records[start : start + batch]
-            vectors = self.embedder.embed([r.text for r in chunk])
-            with self._storage.transaction(tenant) as txn:
-                for record, vector in zip(chunk, vectors, strict=True):
-                    txn.upsert_memory_vector(
+        for tenant in owners:
+            with self._storage.transaction(tenant, write=False) as txn:
+                records = txn.list_memories_for_tenant(
+                    tenant, statuses=["active", "pending"], limit=1_000_000
+                )
+            for start in range(0, len(records), batch):
+                chunk = records[start : start + batch]
+                vectors = self.embedder.embed([r.text for r in chunk])
+                with self._storage.transaction(tenant) as txn:
+                    txn.upsert_memory_vectors(
                         tenant,
-                        record.memory_id,
                         self.embedder.id,
-                        vector.astype("float32").tobytes(),
-                        int(vector.shape[0]),
+                        int(self.embedder.dim),
+                        [
+                            (record.memory_id, vector.astype("float32").tobytes())
+                            for record, vector in zip(chunk, vectors, strict=True)
+                        ],
                     )
-            done += len(chunk)
+                done += len(chunk)
         self._vector_cache.clear()
         return done
 
@@ -743,7 +878,13 @@ class Memory:
 
         Lexical (full-text) and vector candidates are fused from min-max normalised
         scores, then re-ranked with confidence, recency and use. Every active constraint
-        in the scopes is returned whatever its rank.
+        in the scopes is returned whatever its rank. A ``global`` scope is read from the
+        reserved tenant :data:`GLOBAL_TENANT`; every other scope from the principal's.
+
+        The query is embedded before the read transaction opens; the vector candidates
+        come from one matrix-vector product over the scope's cached matrix, their records
+        in one query; only the final hits are built as results. The recall log row is
+        written in its own short transaction; access counts are batched.
         """
         if not scopes:
             raise InvalidInput("recall needs at least one scope")
@@ -759,30 +900,39 @@ class Memory:
         principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
         tenant = principal.tenant_id
         keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
+        owners: dict[str, list[str]] = {}
+        for key in keys:
+            owner = GLOBAL_TENANT if key.startswith(f"{Scope.GLOBAL.value}:") else tenant
+            owners.setdefault(owner, []).append(key)
         now = self._clock.now()
         moment = as_of or now
         words = tokens(query)
+        query_vector = None
+        if use_vector and self.embedder is not None:
+            query_vector = self.embedder.embed([query])[0]
+        lexical: dict[str, float] = {}
+        semantic: dict[str, float] = {}
+        records: dict[str, MemoryRecord] = {}
+        constraints: list[MemoryRecord] = []
         with self._storage.transaction(tenant, write=False) as txn:
-            lexical: dict[str, tuple[MemoryRecord, float]] = {}
-            if words and use_lexical:
-                for record, score in txn.search_memories_text(
-                    tenant, words=words, scopes=keys, limit=pool
-                ):
-                    lexical[record.memory_id] = (record, score)
-            semantic = (
-                self._vector_candidates_txn(txn, tenant, keys, query, pool) if use_vector else {}
-            )
-            missing = [m for m in semantic if m not in lexical]
-            records = {m: r for m, (r, _) in lexical.items()}
-            for memory_id in missing:
-                found = txn.get_memory(tenant, memory_id)
-                if found is not None:
-                    records[memory_id] = found
-            constraints = txn.list_active_constraints(tenant, scopes=keys)
-        lex_norm = _min_max({m: s for m, (_, s) in lexical.items()})
+            for owner, owned in owners.items():
+                if words and use_lexical:
+                    for record, score in txn.search_memories_text(
+                        owner, words=words, scopes=owned, limit=pool
+                    ):
+                        lexical[record.memory_id] = score
+                        records[record.memory_id] = record
+                if query_vector is not None:
+                    found = self._vector_candidates_txn(txn, owner, owned, query_vector, pool)
+                    semantic.update(found)
+                    missing = [m for m in found if m not in records]
+                    for record in txn.get_memories(owner, missing):
+                        records[record.memory_id] = record
+                constraints += txn.list_active_constraints(owner, scopes=owned)
+        lex_norm = _min_max(lexical)
         vec_norm = _min_max(semantic)
         filtered: Counter[str] = Counter()
-        hits: list[RecallHit] = []
+        ranked: list[tuple[float, str, MemoryRecord, dict[str, float | str]]] = []
         for memory_id, record in records.items():
             reason = _excluded(record, moment, as_of is not None, kinds, tags, min_confidence)
             if reason:
@@ -806,11 +956,14 @@ class Memory:
                 "use": round(use, 4),
                 "formula": "0.7*relevance + 0.15*confidence + 0.1*recency + 0.05*use",
             }
-            hits.append(RecallHit(record=record, score=round(score, 6), why=why))
-        hits.sort(key=lambda h: (-h.score, h.record.memory_id))
-        if len(hits) > limit:
-            filtered["below the top results"] += len(hits) - limit
-            hits = hits[:limit]
+            ranked.append((round(score, 6), memory_id, record, why))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        if len(ranked) > limit:
+            filtered["below the top results"] += len(ranked) - limit
+        hits = [
+            RecallHit(record=record, score=score, why=why)
+            for score, _, record, why in ranked[:limit]
+        ]
         present = {h.record.memory_id for h in hits}
         for record in constraints:
             extra = record.kind is MemoryKind.CONSTRAINT and record.memory_id not in present
@@ -831,7 +984,7 @@ class Memory:
                     "returned": canonical.dumps([h.record.memory_id for h in hits]),
                 }
             )
-        self._count_access(tenant, [h.record.memory_id for h in hits])
+        self._count_access([(h.record.tenant_id, h.record.memory_id) for h in hits])
         return RecallResult(
             recall_id=recall_id,
             hits=hits,
@@ -840,8 +993,10 @@ class Memory:
         )
 
     def _vector_candidates_txn(
-        self, txn: Transaction, tenant: str, keys: list[str], query: str, pool: int
+        self, txn: Transaction, tenant: str, keys: list[str], query: Any, pool: int
     ) -> dict[str, float]:
+        """Load the scopes' vectors into the cache as one contiguous float32 matrix (once
+        per process until a write clears it), then score ``query`` against it."""
         import numpy as np
 
         if self.embedder is None:
@@ -853,22 +1008,14 @@ class Memory:
             ids = [memory_id for memory_id, _ in rows]
             matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
             matrix = matrix.reshape(len(ids), -1) if ids else matrix.reshape(0, 1)
-            cached = (ids, matrix)
+            cached = (ids, np.ascontiguousarray(matrix))
             self._vector_cache[cache_key] = cached
-        ids, matrix = cached
-        if not ids:
-            return {}
-        scores = matrix @ self.embedder.embed([query])[0].astype(np.float32)
-        if len(scores) > pool:
-            top = np.argpartition(-scores, pool)[:pool]
-        else:
-            top = np.arange(len(scores))
-        return {ids[i]: float(scores[i]) for i in top}
+        return _top_scores(cached, query, pool)
 
-    def _count_access(self, tenant: str, memory_ids: list[str]) -> None:
-        """Access statistics are batched: one write per ``flush_every`` recalls, not per recall."""
+    def _count_access(self, hits: list[tuple[str, str]]) -> None:
+        """Access statistics are batched: one write per ``flush_every`` hits, not per recall."""
         with self._access_lock:
-            for memory_id in memory_ids:
+            for tenant, memory_id in hits:
                 self._access[(tenant, memory_id)] += 1
             due = sum(self._access.values()) >= self.flush_every
         if due:
@@ -907,6 +1054,12 @@ class Memory:
         )
 
 
+def _global_actor(principal: Principal) -> str:
+    """How a global record names who wrote or approved it: tenant and principal (a ``/``
+    no principal id may contain), so principals of different tenants never collide."""
+    return f"{principal.tenant_id}/{principal.principal_id}"
+
+
 def _effect_recorded(txn: Transaction, tenant: str, key: str) -> bool:
     parts = key.split(":")
     if len(parts) < 5:
@@ -922,6 +1075,22 @@ def _effect_recorded(txn: Transaction, tenant: str, key: str) -> bool:
         ):
             return True
     return False
+
+
+def _top_scores(cached: tuple[list[str], Any], query: Any, pool: int) -> dict[str, float]:
+    """Cosine of ``query`` with every row of the cached matrix (one matrix-vector
+    product), and the ``pool`` best by memory id."""
+    import numpy as np
+
+    ids, matrix = cached
+    if not ids:
+        return {}
+    scores = matrix @ np.asarray(query, dtype=np.float32)
+    if len(scores) > pool:
+        top = np.argpartition(scores, len(scores) - pool)[-pool:]
+    else:
+        top = np.arange(len(scores))
+    return {ids[i]: float(scores[i]) for i in top}
 
 
 def _min_max(scores: dict[str, float]) -> dict[str, float]:

@@ -19,7 +19,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -34,7 +34,7 @@ from tether.errors import (
 )
 from tether.ids import IdSource
 from tether.runs import delta
-from tether.runs.context import RunContext, Suspend
+from tether.runs.context import Blocked, RunContext, Suspend
 from tether.runs.models import (
     END,
     Checkpoint,
@@ -49,6 +49,9 @@ from tether.runs.models import (
 )
 from tether.runs.workflow import Node, Workflow, WorkflowRegistry
 from tether.storage.base import StepWrite, Storage, Transaction
+
+if TYPE_CHECKING:
+    from tether.procedures import ProcedureGate, ProcedureSet
 
 log = logging.getLogger("tether.runs")
 
@@ -90,6 +93,7 @@ class Executor:
         lease_s: float = 60.0,
         faults: FaultHook | None = None,
         rng: random.Random | None = None,
+        procedures: ProcedureGate | None = None,
     ) -> None:
         self.storage = storage
         self.registry = registry
@@ -105,6 +109,9 @@ class Executor:
         self._state: dict[str, Any] = {}
         self._live: BaseModel | None = None
         self._first_journal: dict[int, JournalEntry] = {}
+        self.procedures = procedures
+        self.policies: ProcedureSet | None = None
+        """The procedures in force for the claimed run's tenant, read with the claim."""
         self.run: Run
 
     # -- entry points --------------------------------------------------------------------
@@ -162,6 +169,9 @@ class Executor:
         }
         self._state, self._state_version = load_state_dict(txn, run)
         self._live = None
+        self.policies = (
+            self.procedures.in_force_txn(txn, run.tenant_id) if self.procedures else None
+        )
         visit = run.visits.get(run.current_node, 0) + 1
         self._first_journal = {
             entry.position: entry
@@ -178,12 +188,28 @@ class Executor:
     def _drive(self, workflow: Workflow[Any]) -> Run:
         try:
             try:
+                self._sync_procedures()
                 self._loop(workflow)
             except RunCancelled:
                 self._finish(RunStatus.CANCELLED, "run.cancelled", {}, error=None)
         except LeaseLost:
             log.warning("run %s: lease lost to another worker; stopped", self.run.run_id)
         return self.run
+
+    def _sync_procedures(self) -> None:
+        """Publish the gate's directory for this tenant if it changed (one extra commit
+        only then), or record why a malformed one was not published."""
+        if self.procedures is None or self.procedures.directory is None:
+            return
+        published, problem = self.procedures.sync(self.run.tenant_id, self.policies)
+        if published is not None:
+            self.policies = published
+            self.commit(events=[("procedures.published", {"version": published.version}, None)])
+        if problem is not None:
+            in_force = self.policies.version if self.policies else None
+            self.commit(
+                events=[("procedures.invalid", {"error": problem, "in_force": in_force}, None)]
+            )
 
     # -- the node loop -------------------------------------------------------------------
 
@@ -226,6 +252,10 @@ class Executor:
             except Suspend as suspend:
                 self._live = None
                 self._suspend(suspend)
+                return
+            except Blocked as blocked:
+                self._live = None
+                self._blocked(blocked)
                 return
             except (ActionNotApproved, WorkflowChanged) as exc:
                 self._live = None
@@ -332,11 +362,12 @@ class Executor:
             journal=[suspend.entry] if suspend.wait.position else [],
             waits=[wait],
             events=[
+                *suspend.before,
                 (
                     suspend.event,
                     {"wait_id": wait.wait_id, "reason": wait.reason.value, "message": wait.message},
                     None,
-                )
+                ),
             ],
             changes={
                 "status": wait.reason.status,
@@ -348,6 +379,22 @@ class Executor:
             node=wait.node,
         )
         self.waits[wait.wait_id] = wait
+
+    def _blocked(self, blocked: Blocked) -> None:
+        """A policy forbade an effect and says the run fails: no retry, no review."""
+        self.commit(
+            journal=[blocked.entry],
+            events=[*blocked.events, ("run.failed", {"reason": "policy"}, None)],
+            changes={
+                "status": RunStatus.FAILED,
+                "error": blocked.message,
+                "lease_owner": None,
+                "lease_expires_at": None,
+                "wait_id": None,
+            },
+            node=blocked.entry.node,
+            cancellable=False,
+        )
 
     def _escalate(self, ctx: RunContext, exc: Exception) -> None:
         """Refusals and changed code need a person: park the run in ``human_review``."""

@@ -19,6 +19,7 @@ from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
 from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.runs.engine import load_state_dict
+from tether.runs.handoff import HandoffDocument, build_handoff
 from tether.runs.models import (
     FINISHED,
     ApprovalDecision,
@@ -179,6 +180,27 @@ class Runs:
     def wait(self, principal: Principal, wait_id: str) -> Wait:
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return self._wait_txn(txn, principal.tenant_id, wait_id)
+
+    def handoff(self, principal: Principal, run_id: str) -> str:
+        """A Markdown handoff of the run for the next session: goal, completed steps,
+        current blocker, next action and context (see :mod:`tether.runs.handoff`)."""
+        return self.handoff_document(principal, run_id).to_markdown()
+
+    def handoff_document(self, principal: Principal, run_id: str) -> HandoffDocument:
+        """The handoff of :meth:`handoff`, structured."""
+        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant, write=False) as txn:
+            run = self._get_txn(txn, tenant, run_id)
+            first = txn.list_checkpoints(tenant, run_id)[:1]
+            return build_handoff(
+                run,
+                initial_state=canonical.loads(first[0].payload) if first else {},
+                state=load_state_dict(txn, run)[0],
+                events=txn.list_events(tenant, run_id),
+                journal=txn.list_journal(tenant, run_id),
+                waits=txn.list_waits(tenant, run_id=run_id, limit=10_000),
+            )
 
     # -- acting on runs ------------------------------------------------------------------
 

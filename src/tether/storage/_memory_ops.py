@@ -45,6 +45,9 @@ class MemoryOps(QueryTransaction):
     def _array_in(self, values: Sequence[str]) -> Any: ...
 
     @abstractmethod
+    def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None: ...
+
+    @abstractmethod
     def _index_text(self, text: str, scope_token: str) -> int | None:
         """Add ``text`` to a separate full-text index if the backend keeps one; its id."""
 
@@ -102,6 +105,15 @@ class MemoryOps(QueryTransaction):
         row = self._one("get_memory", tenant_id=tenant_id, memory_id=memory_id)
         return self._memory(row) if row else None
 
+    def get_memories(self, tenant_id: str, memory_ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records among ``memory_ids`` that exist in the tenant, in one query."""
+        if not memory_ids:
+            return []
+        rows = self._fetch(
+            "get_memories", {"tenant_id": tenant_id, "memory_ids": self._array_in(memory_ids)}
+        )
+        return [self._memory(row) for row in rows]
+
     def list_memories(
         self, tenant_id: str, *, scopes: Sequence[str], statuses: Sequence[str], limit: int
     ) -> list[MemoryRecord]:
@@ -152,20 +164,42 @@ class MemoryOps(QueryTransaction):
         return [self._memory(row) for row in rows]
 
     @abstractmethod
-    def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
-        """The backend's full-text query for any of ``words`` within ``scopes``."""
+    def _text_query(
+        self, tenant_id: str, groups: Sequence[Sequence[str]], scopes: Sequence[str]
+    ) -> str:
+        """The backend's full-text query for texts within ``scopes`` that hold every word
+        of at least one of ``groups``."""
 
     def search_memories_text(
-        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
+        self,
+        tenant_id: str,
+        *,
+        words: Sequence[str],
+        scopes: Sequence[str],
+        limit: int,
+        spare: int | None = None,
     ) -> list[tuple[MemoryRecord, float]]:
-        clean = [w for w in (re.sub(r"[^\w]", "", word) for word in words) if w]
+        """Best-ranked records of ``scopes`` that contain the words.
+
+        ``spare=None`` matches any of the words. ``spare=0`` matches only texts holding
+        every word and ``spare=1`` every word but at most one: narrow queries the index
+        answers without ranking the whole scope (the near-duplicate check uses them).
+        A larger ``spare`` matches any word; the caller filters.
+        """
+        clean = list(dict.fromkeys(w for w in (re.sub(r"[^\w]", "", word) for word in words) if w))
         if not clean or not scopes:
             return []
+        if spare == 0:
+            groups: list[list[str]] = [clean]
+        elif spare == 1 and len(clean) > 1:
+            groups = [clean[:i] + clean[i + 1 :] for i in range(len(clean))]
+        else:
+            groups = [[word] for word in clean]
         rows = self._fetch(
             "search_memories_text",
             {
                 "tenant_id": tenant_id,
-                "match": self._text_query(tenant_id, clean, scopes),
+                "match": self._text_query(tenant_id, groups, scopes),
                 "scopes": self._array_in(scopes),
                 "limit": limit,
             },
@@ -192,15 +226,30 @@ class MemoryOps(QueryTransaction):
     def upsert_memory_vector(
         self, tenant_id: str, memory_id: str, embedder_id: str, vector: bytes, dim: int
     ) -> None:
-        self._fetch(
+        self.upsert_memory_vectors(tenant_id, embedder_id, dim, [(memory_id, vector)])
+
+    def upsert_memory_vectors(
+        self,
+        tenant_id: str,
+        embedder_id: str,
+        dim: int,
+        vectors: Sequence[tuple[str, bytes]],
+    ) -> None:
+        """Store many ``(memory_id, vector)`` pairs of one embedder in one batch."""
+        if not vectors:
+            return
+        self._fetch_many(
             "upsert_memory_vector",
-            {
-                "tenant_id": tenant_id,
-                "memory_id": memory_id,
-                "embedder_id": embedder_id,
-                "dim": dim,
-                "vector": vector,
-            },
+            [
+                {
+                    "tenant_id": tenant_id,
+                    "memory_id": memory_id,
+                    "embedder_id": embedder_id,
+                    "dim": dim,
+                    "vector": vector,
+                }
+                for memory_id, vector in vectors
+            ],
         )
 
     def list_scope_vectors(
@@ -213,9 +262,15 @@ class MemoryOps(QueryTransaction):
         return [(row["memory_id"], bytes(row["vector"])) for row in rows]
 
     def insert_memory_decision(self, values: Mapping[str, Any]) -> None:
-        params = dict(values)
-        params["at"] = self._ts_in(params["at"])
-        self._fetch("insert_memory_decision", params)
+        self.insert_memory_decisions([values])
+
+    def insert_memory_decisions(self, decisions: Sequence[Mapping[str, Any]]) -> None:
+        """Log many policy decisions in one batch."""
+        if decisions:
+            self._fetch_many(
+                "insert_memory_decision",
+                [dict(values, at=self._ts_in(values["at"])) for values in decisions],
+            )
 
     def delete_memory_decisions_for(
         self, tenant_id: str, memory_id: str, subject_hash: str

@@ -11,7 +11,14 @@ from tether.storage.base import ComponentVersion
 
 _HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
-COMPONENTS: tuple[str, ...] = ("core", "runs", "memory")
+COMPONENTS: tuple[str, ...] = (
+    "core",
+    "runs",
+    "memory",
+    "working_memory",
+    "threads",
+    "procedures",
+)
 """Components in the order their migrations apply (later ones may reference earlier)."""
 
 

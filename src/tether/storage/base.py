@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from tether.memory.models import MemoryRecord
     from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+    from tether.threads.models import Summary, Thread, Turn
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,27 @@ class AppliedMigration:
     component: str
     version: int
     name: str
+
+
+@dataclass(frozen=True)
+class ProcedureVersionRow:
+    """One published version of a tenant's procedures (skills and policies)."""
+
+    tenant_id: str
+    version: str
+    documents_json: str
+    source: str
+    published_at: datetime
+    published_by: str
+
+
+@dataclass(frozen=True)
+class WorkingRow:
+    """One live working-memory entry: its key, canonical JSON value and expiry."""
+
+    key: str
+    value_json: str
+    expires_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -178,6 +200,7 @@ class Transaction(Protocol):
     def insert_memory(self, record: MemoryRecord) -> None: ...
     def update_memory(self, record: MemoryRecord) -> None: ...
     def get_memory(self, tenant_id: str, memory_id: str) -> MemoryRecord | None: ...
+    def get_memories(self, tenant_id: str, memory_ids: Sequence[str]) -> list[MemoryRecord]: ...
     def list_memories(
         self, tenant_id: str, *, scopes: Sequence[str], statuses: Sequence[str], limit: int
     ) -> list[MemoryRecord]: ...
@@ -194,17 +217,27 @@ class Transaction(Protocol):
         self, tenant_id: str, source_ref: str, source_version: str
     ) -> list[MemoryRecord]: ...
     def search_memories_text(
-        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
+        self,
+        tenant_id: str,
+        *,
+        words: Sequence[str],
+        scopes: Sequence[str],
+        limit: int,
+        spare: int | None = None,
     ) -> list[tuple[MemoryRecord, float]]: ...
     def list_subject_memories(self, tenant_id: str, subject_id: str) -> list[MemoryRecord]: ...
     def delete_memory(self, tenant_id: str, memory_id: str) -> None: ...
     def upsert_memory_vector(
         self, tenant_id: str, memory_id: str, embedder_id: str, vector: bytes, dim: int
     ) -> None: ...
+    def upsert_memory_vectors(
+        self, tenant_id: str, embedder_id: str, dim: int, vectors: Sequence[tuple[str, bytes]]
+    ) -> None: ...
     def list_scope_vectors(
         self, tenant_id: str, *, embedder_id: str, scopes: Sequence[str]
     ) -> list[tuple[str, bytes]]: ...
     def insert_memory_decision(self, values: Mapping[str, Any]) -> None: ...
+    def insert_memory_decisions(self, decisions: Sequence[Mapping[str, Any]]) -> None: ...
     def delete_memory_decisions_for(
         self, tenant_id: str, memory_id: str, subject_hash: str
     ) -> None: ...
@@ -228,6 +261,102 @@ class Transaction(Protocol):
     def list_memories_due(
         self, tenant_id: str, *, now: datetime, limit: int
     ) -> list[MemoryRecord]: ...
+
+    # working memory (entries at or past their expiry are never returned)
+    def upsert_working_entry(
+        self,
+        tenant_id: str,
+        session_id: str,
+        key: str,
+        value_json: str,
+        *,
+        expires_at: datetime | None,
+        now: datetime,
+    ) -> None: ...
+    def get_working_entry(
+        self, tenant_id: str, session_id: str, key: str, *, now: datetime
+    ) -> WorkingRow | None: ...
+    def list_working_entries(
+        self, tenant_id: str, session_id: str, *, now: datetime
+    ) -> list[WorkingRow]: ...
+    def touch_working_entry(
+        self,
+        tenant_id: str,
+        session_id: str,
+        key: str,
+        *,
+        expires_at: datetime | None,
+        now: datetime,
+    ) -> bool: ...
+    def delete_working_entry(
+        self, tenant_id: str, session_id: str, key: str, *, now: datetime
+    ) -> bool:
+        """Delete the entry, expired or not; whether a live one was there."""
+        ...
+
+    def delete_working_session(self, tenant_id: str, session_id: str, *, now: datetime) -> int:
+        """Delete every entry of the session; how many live ones there were."""
+        ...
+
+    def purge_expired_working_entries(self, *, now: datetime) -> int: ...
+
+    # threads (see tether.threads.models for the stored models)
+    def insert_thread(self, thread: Thread) -> None: ...
+    def get_thread(self, tenant_id: str, thread_id: str) -> Thread | None: ...
+    def list_threads(
+        self, tenant_id: str, *, user_id: str | None = None, limit: int = 100
+    ) -> list[Thread]: ...
+    def list_expired_threads(
+        self, tenant_id: str, *, now: datetime, limit: int
+    ) -> list[Thread]: ...
+    def advance_thread(
+        self,
+        tenant_id: str,
+        thread_id: str,
+        *,
+        count: int,
+        updated_at: datetime,
+        expires_at: datetime | None,
+    ) -> int | None:
+        """Reserve the thread's next ``count`` sequence numbers (the row stays locked until
+        the transaction ends); the new last one, or ``None`` if there is no such thread."""
+        ...
+
+    def insert_thread_turns(self, turns: Sequence[Turn]) -> None: ...
+    def list_thread_turns(
+        self, tenant_id: str, thread_id: str, *, from_seq: int, to_seq: int, limit: int
+    ) -> list[Turn]: ...
+    def list_thread_turns_before(
+        self, tenant_id: str, thread_id: str, *, before_seq: int, limit: int
+    ) -> list[Turn]:
+        """Turns before ``before_seq``, newest first."""
+        ...
+
+    def get_thread_turn(self, tenant_id: str, turn_id: str) -> Turn | None: ...
+    def list_thread_turns_by_ref(self, tenant_id: str, thread_id: str, ref: str) -> list[Turn]: ...
+    def insert_thread_summary(self, summary: Summary) -> None: ...
+    def list_thread_summaries(self, tenant_id: str, thread_id: str) -> list[Summary]: ...
+    def latest_thread_summary(self, tenant_id: str, thread_id: str) -> Summary | None: ...
+    def delete_thread(self, tenant_id: str, thread_id: str) -> tuple[int, int]:
+        """Delete a thread with its turns and summaries; (turns, summaries) removed."""
+        ...
+
+    # procedures (published skill and policy sets, keyed by content hash)
+    def insert_procedure_version(self, row: ProcedureVersionRow) -> None:
+        """Store a version unless the tenant already has it (same hash, same content)."""
+        ...
+
+    def get_procedure_version(self, tenant_id: str, version: str) -> ProcedureVersionRow | None: ...
+    def list_procedure_versions(
+        self, tenant_id: str, *, limit: int
+    ) -> list[ProcedureVersionRow]: ...
+    def get_current_procedures(self, tenant_id: str) -> tuple[str, datetime, str] | None:
+        """The version in force, when and by whom it was made current; ``None``: none."""
+        ...
+
+    def set_current_procedures(
+        self, tenant_id: str, version: str, *, at: datetime, by: str
+    ) -> None: ...
 
 
 class Storage(Protocol):

@@ -35,6 +35,7 @@ from tether.errors import (
     StorageUnavailable,
 )
 from tether.storage._memory_ops import MemoryOps
+from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
@@ -44,7 +45,9 @@ from tether.storage._sqlfile import (
     refuse_newer,
     require_current,
 )
+from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
+from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 
 _PACKAGE = __package__ or "tether.storage.postgres"
@@ -72,7 +75,7 @@ def translate_error(exc: BaseException, display_url: str) -> NoReturn:
     raise StorageError(f"PostgreSQL error at {display_url}: {message}") from exc
 
 
-class PostgresTransaction(RunOps, MemoryOps):
+class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps):
     def __init__(
         self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]
     ) -> None:
@@ -123,8 +126,10 @@ class PostgresTransaction(RunOps, MemoryOps):
         ]
         return ";\n".join(parts)
 
-    def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
-        return " | ".join(words)
+    def _text_query(
+        self, tenant_id: str, groups: Sequence[Sequence[str]], scopes: Sequence[str]
+    ) -> str:
+        return " | ".join("(" + " & ".join(group) + ")" for group in groups)
 
     def _index_text(self, text: str, scope_token: str) -> int | None:
         return None  # memories.tsv is a generated column
@@ -295,7 +300,14 @@ class PostgresStorage:
         and needs the login role to own them (or be a superuser): otherwise it fails
         loudly, since the erasure would not be complete.
         """
-        tables = ("memories", "memory_vectors", "memory_subjects", "memory_decisions")
+        tables = (
+            "memories",
+            "memory_vectors",
+            "memory_subjects",
+            "memory_decisions",
+            "thread_turns",
+            "thread_summaries",
+        )
         deadline = time.monotonic() + 30.0
         try:
             with self._pool.connection() as conn:

@@ -465,7 +465,161 @@ CREATE POLICY tenant_isolation ON memory_policies TO tether_app
     WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
 CREATE POLICY system_access ON memory_policies TO tether_system USING (true) WITH CHECK (true);
 
+-- memory 0002: the reserved tenant of global memory, readable by every tenant.
+INSERT INTO tenants (tenant_id, name, created_at, created_by)
+VALUES ('_global', 'global memory', now(), 'system')
+ON CONFLICT (tenant_id) DO NOTHING;
+CREATE POLICY global_read ON memories FOR SELECT TO tether_app
+    USING (tenant_id = '_global');
+CREATE POLICY global_read ON memory_vectors FOR SELECT TO tether_app
+    USING (tenant_id = '_global');
+
+-- working_memory
+
+CREATE TABLE working_memory (
+    tenant_id  text NOT NULL,
+    session_id text NOT NULL,
+    key        text NOT NULL,
+    value      text NOT NULL,
+    expires_at timestamptz,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, session_id, key)
+);
+
+CREATE INDEX working_memory_by_expiry ON working_memory (expires_at)
+    WHERE expires_at IS NOT NULL;
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON working_memory TO tether_app, tether_system;
+
+ALTER TABLE working_memory ENABLE ROW LEVEL SECURITY;
+ALTER TABLE working_memory FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON working_memory TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON working_memory TO tether_system USING (true) WITH CHECK (true);
+
+-- threads
+
+CREATE TABLE threads (
+    tenant_id      text NOT NULL REFERENCES tenants (tenant_id),
+    thread_id      text NOT NULL,
+    user_id        text NOT NULL,
+    title          text NOT NULL,
+    created_at     timestamptz NOT NULL,
+    created_by     text NOT NULL,
+    updated_at     timestamptz NOT NULL,
+    last_turn_seq  bigint NOT NULL DEFAULT 0,
+    retention_days integer,
+    expires_at     timestamptz,
+    PRIMARY KEY (tenant_id, thread_id)
+);
+
+CREATE INDEX threads_by_user ON threads (tenant_id, user_id, updated_at);
+CREATE INDEX threads_by_expiry ON threads (tenant_id, expires_at);
+
+CREATE TABLE thread_turns (
+    tenant_id  text NOT NULL,
+    thread_id  text NOT NULL,
+    seq        bigint NOT NULL,
+    turn_id    text NOT NULL,
+    role       text NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+    kind       text NOT NULL CHECK (kind IN ('message', 'tool_call', 'observation', 'summary')),
+    content    text NOT NULL,
+    tokens     integer NOT NULL,
+    ref        text,
+    metadata   text NOT NULL,
+    created_at timestamptz NOT NULL,
+    created_by text NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, seq),
+    FOREIGN KEY (tenant_id, thread_id) REFERENCES threads (tenant_id, thread_id)
+);
+
+CREATE UNIQUE INDEX thread_turns_by_id ON thread_turns (tenant_id, turn_id);
+CREATE INDEX thread_turns_by_ref ON thread_turns (tenant_id, thread_id, ref);
+
+CREATE TABLE thread_summaries (
+    tenant_id    text NOT NULL,
+    thread_id    text NOT NULL,
+    summary_id   text NOT NULL,
+    from_seq     bigint NOT NULL,
+    to_seq       bigint NOT NULL,
+    text         text NOT NULL,
+    tokens       integer NOT NULL,
+    dropped_refs text NOT NULL,
+    summarizer   text NOT NULL,
+    created_at   timestamptz NOT NULL,
+    created_by   text NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, summary_id),
+    FOREIGN KEY (tenant_id, thread_id) REFERENCES threads (tenant_id, thread_id)
+);
+
+CREATE INDEX thread_summaries_by_range ON thread_summaries (tenant_id, thread_id, to_seq);
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON threads, thread_turns, thread_summaries
+    TO tether_app, tether_system;
+
+ALTER TABLE threads ENABLE ROW LEVEL SECURITY;
+ALTER TABLE threads FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON threads TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON threads TO tether_system USING (true) WITH CHECK (true);
+
+ALTER TABLE thread_turns ENABLE ROW LEVEL SECURITY;
+ALTER TABLE thread_turns FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON thread_turns TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON thread_turns TO tether_system USING (true) WITH CHECK (true);
+
+ALTER TABLE thread_summaries ENABLE ROW LEVEL SECURITY;
+ALTER TABLE thread_summaries FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON thread_summaries TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON thread_summaries TO tether_system USING (true) WITH CHECK (true);
+
+CREATE TABLE procedure_versions (
+    tenant_id    text NOT NULL REFERENCES tenants (tenant_id),
+    version      text NOT NULL,
+    documents    text NOT NULL,
+    source       text NOT NULL,
+    published_at timestamptz NOT NULL,
+    published_by text NOT NULL,
+    PRIMARY KEY (tenant_id, version)
+);
+
+CREATE TABLE procedure_current (
+    tenant_id  text NOT NULL REFERENCES tenants (tenant_id),
+    version    text NOT NULL,
+    updated_at timestamptz NOT NULL,
+    updated_by text NOT NULL,
+    PRIMARY KEY (tenant_id),
+    FOREIGN KEY (tenant_id, version) REFERENCES procedure_versions (tenant_id, version)
+);
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON procedure_versions, procedure_current
+    TO tether_app, tether_system;
+
+ALTER TABLE procedure_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE procedure_versions FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON procedure_versions TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON procedure_versions TO tether_system USING (true) WITH CHECK (true);
+
+ALTER TABLE procedure_current ENABLE ROW LEVEL SECURITY;
+ALTER TABLE procedure_current FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON procedure_current TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON procedure_current TO tether_system USING (true) WITH CHECK (true);
+
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', now()),
        ('runs', 1, 'initial', now()),
-       ('memory', 1, 'initial', now());
+       ('memory', 1, 'initial', now()),
+       ('memory', 2, 'global', now()),
+       ('working_memory', 1, 'initial', now()),
+       ('threads', 1, 'initial', now()),
+       ('procedures', 1, 'initial', now());

@@ -27,6 +27,7 @@ from tether.errors import (
     StorageUnavailable,
 )
 from tether.storage._memory_ops import MemoryOps, scope_token
+from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
     compare_versions,
@@ -36,7 +37,9 @@ from tether.storage._sqlfile import (
     refuse_newer,
     require_current,
 )
+from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
+from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -71,7 +74,7 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     raise StorageError(f"SQLite error on {path}: {message}") from exc
 
 
-class SQLiteTransaction(RunOps, MemoryOps):
+class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
         self.connection = conn
@@ -97,8 +100,10 @@ class SQLiteTransaction(RunOps, MemoryOps):
                 self._queries["delete_memory_fts"], {"fts_rowid": row["fts_rowid"]}
             )
 
-    def _text_query(self, tenant_id: str, words: Sequence[str], scopes: Sequence[str]) -> str:
-        terms = " OR ".join(f'"{word}"' for word in words)
+    def _text_query(
+        self, tenant_id: str, groups: Sequence[Sequence[str]], scopes: Sequence[str]
+    ) -> str:
+        terms = " OR ".join("(" + " AND ".join(f'"{w}"' for w in group) + ")" for group in groups)
         within = " OR ".join(scope_token(tenant_id, scope) for scope in scopes)
         return f"scope_token : ({within}) AND text : ({terms})"
 

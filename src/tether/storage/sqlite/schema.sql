@@ -220,7 +220,7 @@ CREATE INDEX memories_by_source ON memories (tenant_id, source_ref, source_versi
 CREATE INDEX memories_by_fts_rowid ON memories (fts_rowid);
 
 CREATE VIRTUAL TABLE memory_fts USING fts5 (
-    text, scope_token, tokenize = 'unicode61 remove_diacritics 2'
+    text, scope_token, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TABLE memory_subjects (
@@ -304,7 +304,107 @@ CREATE TABLE memory_tombstones (
     PRIMARY KEY (tenant_id, tombstone_id)
 ) WITHOUT ROWID;
 
+-- working_memory
+
+CREATE TABLE working_memory (
+    tenant_id  TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    expires_at TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, session_id, key)
+) WITHOUT ROWID;
+
+CREATE INDEX working_memory_by_expiry ON working_memory (expires_at)
+    WHERE expires_at IS NOT NULL;
+
+-- threads
+
+CREATE TABLE threads (
+    tenant_id      TEXT NOT NULL REFERENCES tenants (tenant_id),
+    thread_id      TEXT NOT NULL,
+    user_id        TEXT NOT NULL,
+    title          TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    created_by     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL,
+    last_turn_seq  INTEGER NOT NULL DEFAULT 0,
+    retention_days INTEGER,
+    expires_at     TEXT,
+    PRIMARY KEY (tenant_id, thread_id)
+) WITHOUT ROWID;
+
+CREATE INDEX threads_by_user ON threads (tenant_id, user_id, updated_at);
+CREATE INDEX threads_by_expiry ON threads (tenant_id, expires_at);
+
+CREATE TABLE thread_turns (
+    tenant_id  TEXT NOT NULL,
+    thread_id  TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    turn_id    TEXT NOT NULL,
+    role       TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+    kind       TEXT NOT NULL CHECK (kind IN ('message', 'tool_call', 'observation', 'summary')),
+    content    TEXT NOT NULL,
+    tokens     INTEGER NOT NULL,
+    ref        TEXT,
+    metadata   TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, seq),
+    FOREIGN KEY (tenant_id, thread_id) REFERENCES threads (tenant_id, thread_id)
+) WITHOUT ROWID;
+
+CREATE UNIQUE INDEX thread_turns_by_id ON thread_turns (tenant_id, turn_id);
+CREATE INDEX thread_turns_by_ref ON thread_turns (tenant_id, thread_id, ref);
+
+CREATE TABLE thread_summaries (
+    tenant_id    TEXT NOT NULL,
+    thread_id    TEXT NOT NULL,
+    summary_id   TEXT NOT NULL,
+    from_seq     INTEGER NOT NULL,
+    to_seq       INTEGER NOT NULL,
+    text         TEXT NOT NULL,
+    tokens       INTEGER NOT NULL,
+    dropped_refs TEXT NOT NULL,
+    summarizer   TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    created_by   TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, summary_id),
+    FOREIGN KEY (tenant_id, thread_id) REFERENCES threads (tenant_id, thread_id)
+) WITHOUT ROWID;
+
+CREATE INDEX thread_summaries_by_range ON thread_summaries (tenant_id, thread_id, to_seq);
+
+CREATE TABLE procedure_versions (
+    tenant_id    TEXT NOT NULL REFERENCES tenants (tenant_id),
+    version      TEXT NOT NULL,
+    documents    TEXT NOT NULL,
+    source       TEXT NOT NULL,
+    published_at TEXT NOT NULL,
+    published_by TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, version)
+) WITHOUT ROWID;
+
+CREATE TABLE procedure_current (
+    tenant_id  TEXT NOT NULL REFERENCES tenants (tenant_id),
+    version    TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    updated_by TEXT NOT NULL,
+    PRIMARY KEY (tenant_id),
+    FOREIGN KEY (tenant_id, version) REFERENCES procedure_versions (tenant_id, version)
+) WITHOUT ROWID;
+
+-- memory 0002: the reserved tenant of global memory.
+INSERT INTO tenants (tenant_id, name, created_at, created_by)
+VALUES ('_global', 'global memory', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'system')
+ON CONFLICT (tenant_id) DO NOTHING;
+
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-       ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+       ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('working_memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('threads', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('procedures', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));

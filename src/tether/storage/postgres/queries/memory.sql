@@ -24,6 +24,10 @@ WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 -- name: get_memory
 SELECT * FROM memories WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 
+-- name: get_memories
+SELECT * FROM memories
+WHERE tenant_id = %(tenant_id)s AND memory_id = ANY(%(memory_ids)s::text[]);
+
 -- name: list_memories
 SELECT * FROM memories
 WHERE tenant_id = %(tenant_id)s

@@ -30,6 +30,10 @@ WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
 -- name: get_memory
 SELECT * FROM memories WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
 
+-- name: get_memories
+SELECT * FROM memories
+WHERE tenant_id = :tenant_id AND memory_id IN (SELECT value FROM json_each(:memory_ids));
+
 -- name: list_memories
 SELECT * FROM memories
 WHERE tenant_id = :tenant_id

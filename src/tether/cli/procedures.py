@@ -1,0 +1,132 @@
+"""``tether procedures``: check, publish and show skills and policies (YAML files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tether.cli._common import (
+    ActorOption,
+    JsonOption,
+    TenantOption,
+    UrlOption,
+    acting,
+    console,
+    err_console,
+    open_app,
+    print_json,
+    reporting,
+)
+from tether.clock import format_timestamp
+from tether.errors import ProcedureInvalid
+from tether.principals import Role
+from tether.procedures import Procedures
+from tether.procedures.service import render
+
+procedures_app = typer.Typer(
+    help="Skills and policies as versioned YAML files, enforced before effects.",
+    no_args_is_help=True,
+)
+
+Directory = Annotated[
+    Path, typer.Argument(help="Directory of *.yaml / *.yml procedure files (one document each).")
+]
+
+
+@procedures_app.command("check")
+def check(directory: Directory, json_mode: JsonOption = False) -> None:
+    """Validate a directory without publishing it; warn about contradicting policies.
+
+    Exits 3 when a file is malformed (each problem names its file and field).
+    """
+    report = Procedures.check_directory(directory)
+    if json_mode:
+        print_json(
+            {
+                "directory": report.directory,
+                "version": report.version,
+                "skills": report.skills,
+                "policies": report.policies,
+                "errors": report.errors,
+                "warnings": report.warnings,
+            }
+        )
+    else:
+        for error in report.errors:
+            err_console.print(f"[red]error[/red]: {error}", highlight=False, soft_wrap=True)
+        for warning in report.warnings:
+            err_console.print(
+                f"[yellow]warning[/yellow]: {warning}", highlight=False, soft_wrap=True
+            )
+        if report.ok:
+            console.print(
+                f"ok: {report.skills} skill(s), {report.policies} policy(ies), "
+                f"version {report.version}",
+                highlight=False,
+            )
+    if not report.ok:
+        raise typer.Exit(ProcedureInvalid.exit_code)
+
+
+@procedures_app.command("publish")
+def publish(
+    directory: Directory,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_mode: JsonOption = False,
+) -> None:
+    """Validate a directory and make it the version every worker of the tenant enforces
+    (admins only; audited). A malformed directory changes nothing."""
+    with reporting(json_mode), open_app(url) as app:
+        principal = acting(app, tenant, actor)
+        result = app.procedures.publish(principal, directory)
+        if json_mode:
+            print_json(
+                {"version": result.version, "previous": result.previous, "changed": result.changed}
+            )
+            return
+        if result.changed:
+            console.print(f"published {result.version} (was {result.previous})", highlight=False)
+        else:
+            console.print(f"{result.version} is already in force; nothing changed", highlight=False)
+
+
+@procedures_app.command("show")
+def show(
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_mode: JsonOption = False,
+) -> None:
+    """Show the version in force: who published it, when, and what it says."""
+    with reporting(json_mode), open_app(url) as app:
+        principal = acting(app, tenant, actor)
+        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        current = app.procedures.current(principal.tenant_id)
+        if json_mode:
+            print_json(
+                None
+                if current is None
+                else {
+                    "version": current.procedures.version,
+                    "since": format_timestamp(current.since),
+                    "by": current.by,
+                    "source": current.source,
+                    "documents": current.procedures.documents,
+                }
+            )
+            return
+        if current is None:
+            console.print(f"no procedures published in tenant {tenant!r}", highlight=False)
+            return
+        found = current.procedures
+        console.print(
+            f"version {found.version}\nin force since {format_timestamp(current.since)} "
+            f"(by {current.by}, from {current.source})\n",
+            highlight=False,
+        )
+        for block in render(found):
+            console.print(block + "\n", highlight=False, markup=False)

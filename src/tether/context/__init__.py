@@ -1,0 +1,1 @@
+"""Context building: token counting, summaries, and the builder that keeps a budget."""

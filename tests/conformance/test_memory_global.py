@@ -1,0 +1,228 @@
+"""Global memory on every backend: kept in the reserved tenant, read by every tenant in
+recall, written only by administrators, never changed or erased from a normal tenant.
+
+On PostgreSQL the same holds through row-level security alone: a login role that is only
+a member of ``tether_app`` reads the reserved tenant's records and vectors but cannot
+write, change or delete them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+
+import pytest
+
+from tests.memory_support import postgres_database
+from tests.support import PostgresServer, TestDatabase
+from tether import FakeClock, Tether
+from tether.config import load_settings
+from tether.errors import NotFound, PermissionDenied, TetherError
+from tether.memory.embeddings import HashingEmbedder
+from tether.memory.models import MemoryProposal, MemoryStatus, Scope, SourceType, Verdict
+from tether.memory.service import GLOBAL_TENANT
+from tether.principals import Principal
+from tether.storage import open_storage
+
+GLOBAL = (Scope.GLOBAL, "all")
+
+
+class World:
+    def __init__(self, app: Tether) -> None:
+        self.app = app
+        for tenant in ("acme", "globex"):
+            app.tenants.create(tenant, admin="alice")
+            admin = app.tenants.principal(tenant, "alice")
+            app.tenants.grant(admin, "agent", ["agent"])
+            app.tenants.grant(admin, "olga", ["operator"])
+
+    def who(self, name: str, tenant: str) -> Principal:
+        return self.app.tenants.principal(tenant, name)
+
+    def propose(self, who: Principal, text: str, scope: tuple[Scope, str]) -> str:
+        decision = self.app.memory.propose(
+            who,
+            MemoryProposal(
+                text=text,
+                scope=scope[0],
+                scope_id=scope[1],
+                source_type=SourceType.HUMAN,
+                confidence=0.9,
+            ),
+        )
+        assert decision.verdict is not Verdict.REFUSED, decision.reasons
+        assert decision.memory_id is not None
+        return decision.memory_id
+
+    def recalled(self, who: Principal, query: str, *scopes: tuple[Scope, str]) -> set[str]:
+        result = self.app.memory.recall(who, query, list(scopes), limit=20)
+        return {hit.record.memory_id for hit in result.hits}
+
+
+@pytest.fixture
+def world(backend: TestDatabase) -> Iterator[World]:
+    app = Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder())
+    try:
+        yield World(app)
+    finally:
+        app.close()
+
+
+def test_global_memory_is_read_by_every_tenant_and_tenant_memory_by_its_own_only(
+    world: World,
+) -> None:
+    rule = world.propose(
+        world.who("alice", "acme"), "Refund requests above 500 euro need two approvers", GLOBAL
+    )
+    acme_only = world.propose(
+        world.who("agent", "acme"), "The acme refund desk closes at noon", (Scope.USER, "u-1")
+    )
+    globex_only = world.propose(
+        world.who("agent", "globex"), "The globex refund desk opens late", (Scope.USER, "u-1")
+    )
+
+    pairs = (("acme", acme_only, globex_only), ("globex", globex_only, acme_only))
+    for tenant, own, other in pairs:
+        for mode in ("lexical", "vector", "hybrid"):
+            result = world.app.memory.recall(
+                world.who("agent", tenant),
+                "refund desk approvers",
+                [(Scope.USER, "u-1"), GLOBAL],
+                limit=20,
+                mode=mode,
+            )
+            seen = {hit.record.memory_id for hit in result.hits}
+            assert rule in seen and own in seen, (tenant, mode)
+            assert other not in seen, (tenant, mode)
+    assert world.recalled(world.who("agent", "globex"), "refund desk", (Scope.USER, "u-1")) == {
+        globex_only
+    }
+
+
+def test_global_records_are_stored_under_the_reserved_tenant(world: World) -> None:
+    rule = world.propose(world.who("alice", "acme"), "Never share case files by email", GLOBAL)
+
+    hit = world.app.memory.recall(world.who("agent", "globex"), "share case files", [GLOBAL]).hits
+    assert [h.record.memory_id for h in hit] == [rule]
+    assert hit[0].record.tenant_id == GLOBAL_TENANT
+    assert hit[0].record.created_by == "acme/alice"
+    with pytest.raises(NotFound):
+        world.app.memory.get(world.who("alice", "acme"), rule)
+
+
+def test_only_administrators_write_global_memory(world: World) -> None:
+    operator = world.app.memory.propose(
+        world.who("olga", "acme"),
+        MemoryProposal(
+            text="Operators may skip approvals",
+            scope=Scope.GLOBAL,
+            scope_id="all",
+            source_type=SourceType.HUMAN,
+            confidence=0.9,
+        ),
+    )
+    assert operator.verdict is Verdict.REFUSED and operator.memory_id is None
+
+    held = world.propose(world.who("agent", "acme"), "Escalate fraud cases within one day", GLOBAL)
+    assert world.recalled(world.who("agent", "globex"), "escalate fraud cases", GLOBAL) == set()
+    with pytest.raises(NotFound):
+        world.app.memory.approve(world.who("olga", "acme"), held)
+    with pytest.raises(PermissionDenied):
+        world.app.memory.approve(world.who("agent", "acme"), held)
+    approved = world.app.memory.approve(world.who("alice", "globex"), held)
+    assert approved.status is MemoryStatus.ACTIVE and approved.approved_by == "globex/alice"
+    assert world.recalled(world.who("agent", "acme"), "escalate fraud cases", GLOBAL) == {held}
+
+
+def test_a_tenant_cannot_change_or_erase_global_memory(world: World) -> None:
+    rule = world.propose(world.who("alice", "acme"), "Quote the policy number in replies", GLOBAL)
+
+    for tenant in ("acme", "globex"):
+        with pytest.raises(NotFound):
+            world.app.memory.forget(world.who("olga", tenant), rule)
+        with pytest.raises(NotFound):
+            world.app.memory.correct(world.who("alice", tenant), rule, "Never quote it")
+        world.app.memory.erase_subject(world.who("alice", tenant), "all")
+    assert world.recalled(world.who("agent", "globex"), "quote the policy number", GLOBAL) == {rule}
+
+
+@pytest.fixture
+def application_role(postgres_server: PostgresServer) -> Iterator[str]:
+    """A LOGIN role that is only a member of tether_app: not superuser, owner or BYPASSRLS."""
+    role = f"{postgres_server.prefix}_app_glob{secrets.token_hex(2)}"
+    postgres_server.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB')
+    postgres_server.execute(f'GRANT tether_app TO "{role}"')
+    try:
+        yield role
+    finally:
+        postgres_server.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+        )
+        postgres_server.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+@pytest.mark.postgres
+def test_row_level_security_alone_lets_tenants_read_but_not_write_global_memory(
+    postgres_server: PostgresServer, request: pytest.FixtureRequest
+) -> None:
+    with postgres_database(request) as database:
+        rls_alone(database, postgres_server, request)
+
+
+def rls_alone(
+    backend: TestDatabase, postgres_server: PostgresServer, request: pytest.FixtureRequest
+) -> None:
+    app = Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder())
+    try:
+        world = World(app)
+        rule = world.propose(world.who("alice", "acme"), "Close stale cases after 90 days", GLOBAL)
+        acme_only = world.propose(
+            world.who("agent", "acme"), "Acme closes cases on Fridays", (Scope.USER, "u-1")
+        )
+    finally:
+        app.close()
+    role: str = request.getfixturevalue("application_role")
+    dbname = backend.url.rsplit("/", 1)[-1]
+    storage = open_storage(load_settings(url=postgres_server.url(dbname, user=role)))
+    try:
+        with storage.transaction("globex", write=False) as txn:
+            assert [r.memory_id for r in txn.get_memories(GLOBAL_TENANT, [rule])] == [rule]
+            assert txn.get_memories("acme", [acme_only]) == []
+            vectors = txn.list_scope_vectors(
+                GLOBAL_TENANT, embedder_id=HashingEmbedder().id, scopes=["global:all"]
+            )
+            assert [memory_id for memory_id, _ in vectors] == [rule]
+        with storage.transaction("globex") as txn:
+            txn.connection.execute(
+                "UPDATE memories SET text = 'changed' WHERE tenant_id = %s", (GLOBAL_TENANT,)
+            )
+            txn.connection.execute("DELETE FROM memories WHERE tenant_id = %s", (GLOBAL_TENANT,))
+            txn.connection.execute(
+                "DELETE FROM memory_vectors WHERE tenant_id = %s", (GLOBAL_TENANT,)
+            )
+        with pytest.raises(TetherError), storage.transaction("globex") as txn:
+            txn.connection.execute(
+                "INSERT INTO memory_vectors (tenant_id, memory_id, embedder_id, dim, vector) "
+                "VALUES (%s, 'forged', 'x', 1, '\\x00')",
+                (GLOBAL_TENANT,),
+            )
+        with storage.transaction("acme", write=False) as txn:
+            (record,) = txn.get_memories(GLOBAL_TENANT, [rule])
+            assert record.text == "Close stale cases after 90 days"
+            vectors = txn.list_scope_vectors(
+                GLOBAL_TENANT, embedder_id=HashingEmbedder().id, scopes=["global:all"]
+            )
+            assert len(vectors) == 1
+    finally:
+        storage.close()
+
+
+def test_an_administrators_reembed_covers_global_memory_and_an_operators_does_not(
+    world: World,
+) -> None:
+    world.propose(world.who("alice", "acme"), "Quote the policy number in replies", GLOBAL)
+    world.propose(world.who("agent", "acme"), "The acme desk closes at noon", (Scope.USER, "u-1"))
+
+    assert world.app.memory.reembed(world.who("olga", "acme")) == 1
+    assert world.app.memory.reembed(world.who("alice", "acme")) == 2
+    assert world.app.memory.reembed(world.who("alice", "globex")) == 1

@@ -1,0 +1,116 @@
+"""The batch API on every backend: near-duplicates found by the narrow index queries,
+vectors of what was actually stored (the redacted text), batched decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from tests.support import TestDatabase
+from tether import FakeClock, Tether
+from tether.memory.embeddings import HashingEmbedder
+from tether.memory.models import MemoryProposal, Scope, SourceType, Verdict
+from tether.memory.service import scope_key
+from tether.principals import Principal
+
+WORDS = [f"w{n}alpha" for n in range(30)]
+
+
+@pytest.fixture
+def app(backend: TestDatabase) -> Iterator[Tether]:
+    with Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder()) as app:
+        app.tenants.create("acme", admin="alice")
+        app.tenants.grant(app.tenants.principal("acme", "alice"), "olga", ["operator"])
+        yield app
+
+
+def proposal(text: str, scope_id: str = "u-1") -> MemoryProposal:
+    return MemoryProposal(
+        text=text,
+        scope=Scope.USER,
+        scope_id=scope_id,
+        source_type=SourceType.HUMAN,
+        confidence=0.9,
+    )
+
+
+def olga(app: Tether) -> Principal:
+    return app.tenants.principal("acme", "olga")
+
+
+@pytest.mark.parametrize(
+    ("size", "missing", "reinforced"),
+    [
+        (6, 0, True),  # every word again (in another order): the all-words query
+        (6, 1, False),  # 5/6 < 0.9
+        (12, 1, True),  # 11/12: the all-but-one query
+        (12, 2, False),  # 10/12
+        (25, 2, True),  # 23/25: the any-word query, filtered
+        (25, 3, False),  # 22/25 < 0.9
+    ],
+)
+def test_a_near_duplicate_reinforces_at_every_text_length(
+    app: Tether, size: int, missing: int, reinforced: bool
+) -> None:
+    first = app.memory.propose(olga(app), proposal(" ".join(WORDS[:size])))
+    for other in range(5):
+        app.memory.propose(olga(app), proposal(f"unrelated note {other} about w0alpha"))
+    again = " ".join(reversed(WORDS[missing:size]))
+
+    second = app.memory.propose(olga(app), proposal(again))
+
+    if reinforced:
+        assert (second.action, second.memory_id) == ("reinforced", first.memory_id)
+    else:
+        assert second.action == "created" and second.memory_id != first.memory_id
+
+
+def test_duplicates_within_one_batch_reinforce_and_other_scopes_do_not(app: Tether) -> None:
+    text = "The claimant keeps the receipts in a blue folder"
+    decisions = app.memory.propose_many(
+        olga(app), [proposal(text), proposal(text), proposal(text, scope_id="u-2")]
+    )
+
+    assert [d.action for d in decisions] == ["created", "reinforced", "created"]
+    assert decisions[1].memory_id == decisions[0].memory_id
+
+
+def test_every_stored_vector_is_the_embedding_of_the_stored_text(app: Tether) -> None:
+    texts = [
+        "Contact the claimant at jan.devries@example.nl about the repair",
+        "The claimant prefers calls in the morning",
+        "My guess is the claimant is lying",
+    ]
+    batch = [proposal(texts[0]), proposal(texts[1])]
+    batch.append(proposal(texts[2]).model_copy(update={"confidence": 0.3}))
+
+    decisions = app.memory.propose_many(olga(app), batch)
+
+    assert [d.verdict for d in decisions] == [Verdict.ALLOWED, Verdict.ALLOWED, Verdict.REFUSED]
+    embedder = HashingEmbedder()
+    with app.storage.transaction("acme", write=False) as txn:
+        scopes = [scope_key("user", "u-1")]
+        vectors = dict(txn.list_scope_vectors("acme", embedder_id=embedder.id, scopes=scopes))
+        records = {r.memory_id: r for r in txn.get_memories("acme", list(vectors))}
+    assert set(vectors) == {decisions[0].memory_id, decisions[1].memory_id}
+    assert "jan.devries@example.nl" not in records[decisions[0].memory_id].text
+    for memory_id, blob in vectors.items():
+        stored = np.frombuffer(blob, dtype=np.float32)
+        assert np.array_equal(stored, embedder.embed([records[memory_id].text])[0])
+
+
+def test_every_decision_of_a_batch_is_logged(app: Tether) -> None:
+    batch = [proposal(f"The claimant owns {n} bicycles and a van") for n in range(40)]
+    guess = proposal("My guess is the claimant is lying")
+    batch.append(guess.model_copy(update={"confidence": 0.3}))
+
+    decisions = app.memory.propose_many(olga(app), batch)
+
+    with app.storage.transaction("acme", write=False) as txn:
+        rows = txn.connection.execute(
+            "SELECT memory_id, verdict FROM memory_decisions WHERE tenant_id = 'acme'"
+        ).fetchall()
+    logged = sorted((row["memory_id"] or "", row["verdict"]) for row in rows)
+    assert logged == sorted((d.memory_id or "", d.verdict.value) for d in decisions)
