@@ -67,6 +67,7 @@ class Tether:
             procedures=self.procedures,
         )
         self.working: WorkingMemory = open_working(settings, storage, self.clock)
+        self.memory.working = self.working
 
     def executor(
         self, registry: WorkflowRegistry, *, procedures_dir: str | None = None, **options: Any

@@ -161,16 +161,28 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
     other = app.threads.create(agent, "u-2")
     app.threads.append(agent, other.thread_id, say("keepsake of u-2"))
     propose(app, people["olga"], f"{planted} prefers email", Scope.USER, "u-1")
+    app.working.set("acme", mine.thread_id, "draft", {"note": f"{planted} draft"})
+    app.working.set("acme", other.thread_id, "draft", "u-2's draft")
 
     exported = app.memory.export_subject(alice, "u-1")
     assert [t["thread"]["thread_id"] for t in exported["threads"]] == [mine.thread_id]
     assert exported["threads"][0]["turns"][0]["content"].startswith(planted)
     assert len(exported["threads"][0]["summaries"]) == 1
+    assert exported["working_memory"][mine.thread_id][0]["value"] == {"note": f"{planted} draft"}
+    assert list(exported["working_memory"]) == [mine.thread_id]
 
     counts = app.memory.erase_subject(alice, "u-1")
 
-    assert counts == {"memories": 1, "threads": 1, "thread_turns": 2, "thread_summaries": 1}
+    assert counts == {
+        "memories": 1,
+        "threads": 1,
+        "thread_turns": 2,
+        "thread_summaries": 1,
+        "working_memory": 1,
+    }
     assert app.memory.export_subject(alice, "u-1")["threads"] == []
+    assert app.working.get("acme", mine.thread_id, "draft") is None
+    assert app.working.get("acme", other.thread_id, "draft") == "u-2's draft"
     with pytest.raises(NotFound):
         app.threads.get(agent, mine.thread_id)
     assert app.threads.turns(agent, other.thread_id)[0].content == "keepsake of u-2"
@@ -181,7 +193,8 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
         (tombstone,) = raw.execute("SELECT counts FROM memory_tombstones")
     assert "thread_turns" in tombstone[0] and planted not in tombstone[0]
     erased = [e for e in app.audit.entries("acme", limit=1000) if e.action.endswith("erased")]
-    assert erased[-1].details["thread_turns"] == 2
+    assert erased[-2].details["thread_turns"] == 2
+    assert erased[-1].details == {"sessions": 1, "working_memory": 1}
     assert planted not in repr(app.audit.entries("acme", limit=1000))
 
 

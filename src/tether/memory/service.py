@@ -39,6 +39,7 @@ from tether.threads.subject import erase_user_threads_txn, export_user_threads_t
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
+    from tether.working import WorkingMemory
 
 GLOBAL_TENANT = "_global"
 """The reserved tenant that holds global memory: every tenant may read it, only
@@ -175,6 +176,8 @@ class Memory:
         self._access_lock = threading.Lock()
         self._vector_cache: dict[tuple[str, str, tuple[str, ...]], tuple[list[str], Any]] = {}
         self.flush_every = 200
+        self.working: WorkingMemory | None = None
+        """Working memory, whose sessions (a user's thread ids) export and erasure cover."""
 
     # -- settings ------------------------------------------------------------------------
 
@@ -451,9 +454,9 @@ class Memory:
         """An active memory of the same kind and scope whose words overlap ``text``'s by
         ``threshold`` (Jaccard) or more.
 
-        A twin must hold all but ``spare`` of the new text's words, so for short texts the
-        index is asked only for texts holding (nearly) all of them: a narrow query that
-        stays fast however large the scope grows.
+        A twin must hold all but ``spare`` of the new text's words, so for texts of up to
+        19 words (at 0.9) the index is asked, unranked, only for texts holding all or all
+        but one of them; longer texts take the 20 best-ranked texts sharing any word.
         """
         words = set(tokens(text))
         if not words:
@@ -463,7 +466,7 @@ class Memory:
             tenant,
             words=sorted(words),
             scopes=[scope_key(proposal.scope, proposal.scope_id)],
-            limit=20,
+            limit=20 if spare > 1 else 200,
             spare=spare,
         )
         for record, _ in candidates:
@@ -764,6 +767,9 @@ class Memory:
                 txn.delete_memory(tenant, record.memory_id)
             txn.delete_memory_decisions_for(tenant, "", subject_hash)
             counts = {"memories": len(records)}
+            sessions = [
+                t.thread_id for t in txn.list_threads(tenant, user_id=subject_id, limit=1_000_000)
+            ]
             erased_threads = erase_user_threads_txn(txn, tenant, subject_id)
             counts.update({name: n for name, n in erased_threads.items() if n})
             txn.insert_memory_tombstone(
@@ -786,8 +792,31 @@ class Memory:
                 subjects=[subject_id],
             )
         self._vector_cache.clear()
+        self._erase_working_memory(principal, subject_id, sessions, counts)
         self._storage_vacuum_after_erasure()
         return counts
+
+    def _erase_working_memory(
+        self, principal: Principal, subject_id: str, sessions: list[str], counts: dict[str, int]
+    ) -> None:
+        """Clear the working memory of the person's threads (it may live on Redis, so it
+        goes after the main transaction, with an audit entry of its own)."""
+        if self.working is None or not sessions:
+            return
+        erased = self.working.erase_sessions(principal.tenant_id, sessions)
+        if not erased:
+            return
+        counts["working_memory"] = erased
+        with self._storage.transaction(principal.tenant_id) as txn:
+            self._audit.record_txn(
+                txn,
+                tenant_id=principal.tenant_id,
+                actor_id=principal.principal_id,
+                action="memory.subject_working_memory_erased",
+                target="subject",
+                details={"sessions": len(sessions), "working_memory": erased},
+                subjects=[subject_id],
+            )
 
     def _storage_vacuum_after_erasure(self) -> None:
         compact = getattr(self._storage, "compact_after_erasure", None)
@@ -800,12 +829,22 @@ class Memory:
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             records = txn.list_subject_memories(principal.tenant_id, subject_id)
             threads = export_user_threads_txn(txn, principal.tenant_id, subject_id)
+        sessions = [t["thread"]["thread_id"] for t in threads]
+        working = (
+            self.working.export_sessions(principal.tenant_id, sessions)
+            if self.working is not None and sessions
+            else {}
+        )
         return {
             "tenant_id": principal.tenant_id,
             "subject_id": subject_id,
             "exported_at": self._clock.now(),
             "memories": [record.model_dump(mode="json") for record in records],
             "threads": threads,
+            "working_memory": {
+                session: [entry.model_dump(mode="json") for entry in entries]
+                for session, entries in working.items()
+            },
         }
 
     def reembed(self, principal: Principal, *, batch: int = 256) -> int:
