@@ -26,7 +26,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,bench]'
 	$(BIN)/python -m bench.steps
 	$(BIN)/python -m bench.embeddings
-	$(BIN)/python -m bench.memory
+	$(BIN)/python -m bench.memory --no-postgres --ingest 1000
 	$(BIN)/python -m bench.context
 
 lint: $(STAMP)

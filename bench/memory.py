@@ -145,7 +145,7 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
         for conv in convs:
             turns = turns_of(conv)
             proposals = []
-            for dia, speaker, when, text in turns:
+            for _dia, speaker, when, text in turns:
                 shown = (
                     f"({when.strftime('%d %B %Y')}) {speaker}: {text}"
                     if date_prefix
@@ -439,7 +439,10 @@ def main() -> int:
     backends = ["sqlite"] + ([] if args.no_postgres else ["postgres"])
     report: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
+        "machine": (
+            f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"SQLite {sqlite3.sqlite_version}"
+        ),
         "embedder": getattr(embedder, "id", None),
         "locomo": [],
     }
@@ -452,9 +455,8 @@ def main() -> int:
                 f"(synthetic vectors; query embedding not included; load {measured['load_s']} s)"
             )
             for mode in ("lexical", "hybrid"):
-                print(
-                    f"- {mode}: p50 {measured[mode]['p50_ms']} ms, p95 {measured[mode]['p95_ms']} ms"
-                )
+                times = measured[mode]
+                print(f"- {mode}: p50 {times['p50_ms']} ms, p95 {times['p95_ms']} ms")
         for backend in ["sqlite"] if args.ingest else []:
             measured = ingest(backend, args.ingest, Path(tmp))
             report["ingest"] = measured
@@ -484,11 +486,13 @@ def main() -> int:
             outcome["seconds"] = round(time.perf_counter() - started, 1)
             report["locomo"].append(outcome)
             print(
-                f"\n## LoCoMo dev ({backend}): {outcome['memories']} memories, ingest {outcome['ingest_per_s']}/s, "
-                f"{outcome['dropped_evidence']} malformed evidence ids dropped, {outcome['seconds']} s"
+                f"\n## LoCoMo dev ({backend}): {outcome['memories']} memories, "
+                f"ingest {outcome['ingest_per_s']}/s, {outcome['dropped_evidence']} malformed "
+                f"evidence ids dropped, {outcome['seconds']} s"
             )
             print(
-                "| mode | any@1 | any@5 | any@10 | any@20 | all@10 | p50 ms | p95 ms | any@10 by category (1 multi-hop, 2 temporal, 3 open, 4 single-hop) |"
+                "| mode | any@1 | any@5 | any@10 | any@20 | all@10 | p50 ms | p95 ms | any@10 by "
+                "category (1 multi-hop, 2 temporal, 3 open, 4 single-hop) |"
             )
             print("|---|---|---|---|---|---|---|---|---|")
             for mode, r in outcome["modes"].items():

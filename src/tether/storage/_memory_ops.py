@@ -181,22 +181,25 @@ class MemoryOps(QueryTransaction):
     ) -> list[tuple[MemoryRecord, float]]:
         """Best-ranked records of ``scopes`` that contain the words.
 
-        ``spare=None`` matches any of the words. ``spare=0`` matches only texts holding
-        every word and ``spare=1`` every word but at most one: narrow queries the index
-        answers without ranking the whole scope (the near-duplicate check uses them).
-        A larger ``spare`` matches any word; the caller filters.
+        ``spare=None`` matches any of the words, best bm25 / ``ts_rank`` first.
+        ``spare=0`` matches only texts holding every word and ``spare=1`` every word but
+        at most one: narrow queries, answered *unranked* (score 0.0, in no particular
+        order) because the caller checks every candidate (the near-duplicate check uses
+        them). A larger ``spare`` matches any word, ranked; the caller filters.
         """
         clean = list(dict.fromkeys(w for w in (re.sub(r"[^\w]", "", word) for word in words) if w))
         if not clean or not scopes:
             return []
+        query = "match_memories_text"
         if spare == 0:
             groups: list[list[str]] = [clean]
         elif spare == 1 and len(clean) > 1:
             groups = [clean[:i] + clean[i + 1 :] for i in range(len(clean))]
         else:
             groups = [[word] for word in clean]
+            query = "search_memories_text"
         rows = self._fetch(
-            "search_memories_text",
+            query,
             {
                 "tenant_id": tenant_id,
                 "match": self._text_query(tenant_id, groups, scopes),

@@ -55,6 +55,14 @@ WHERE m.tsv @@ to_tsquery('simple', %(match)s) AND m.tenant_id = %(tenant_id)s
 ORDER BY lexical_score DESC
 LIMIT %(limit)s;
 
+-- name: match_memories_text
+-- Unranked: every candidate is checked by the caller.
+SELECT m.*, 0.0 AS lexical_score
+FROM memories m
+WHERE m.tsv @@ to_tsquery('simple', %(match)s) AND m.tenant_id = %(tenant_id)s
+  AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
+LIMIT %(limit)s;
+
 -- name: insert_memory_subject
 INSERT INTO memory_subjects (tenant_id, subject_id, memory_id)
 VALUES (%(tenant_id)s, %(subject_id)s, %(memory_id)s)

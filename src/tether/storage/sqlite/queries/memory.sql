@@ -69,6 +69,17 @@ WHERE m.tenant_id = :tenant_id
   AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes))
 ORDER BY hits.rank;
 
+-- name: match_memories_text
+-- Unranked: every candidate is checked by the caller, so bm25 (whose document frequency of
+-- the scope token costs a pass over the whole scope) is not computed.
+WITH hits AS (
+    SELECT rowid FROM memory_fts WHERE memory_fts MATCH :match LIMIT :limit
+)
+SELECT m.*, 0.0 AS lexical_score
+FROM hits JOIN memories m ON m.fts_rowid = hits.rowid
+WHERE m.tenant_id = :tenant_id
+  AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes));
+
 -- name: insert_memory_subject
 INSERT OR IGNORE INTO memory_subjects (tenant_id, subject_id, memory_id)
 VALUES (:tenant_id, :subject_id, :memory_id);
