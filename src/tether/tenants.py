@@ -15,6 +15,9 @@ from tether.ids import check_name
 from tether.principals import SYSTEM_ACTOR, Principal, Role, parse_roles
 from tether.storage.base import PrincipalRow, Storage, TenantRow, Transaction
 
+RESERVED_PREFIX = "_"
+"""Ids of tenants Tether keeps for itself start with this; no created tenant's id can."""
+
 
 class Tenant(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -126,10 +129,19 @@ class TenantDirectory:
         if tenant_id not in self._known:
             self.get(tenant_id)
 
-    def all(self) -> list[Tenant]:
-        """Every tenant (a maintenance read, done as the system)."""
+    def all(self, *, include_reserved: bool = False) -> list[Tenant]:
+        """Every tenant (a maintenance read, done as the system).
+
+        Reserved tenants (ids starting with ``_``, such as ``_global``, which holds global
+        memory) are left out unless ``include_reserved``.
+        """
         with self._storage.system_transaction(write=False) as txn:
-            return [Tenant.from_row(row) for row in txn.list_tenants()]
+            rows = txn.list_tenants()
+        return [
+            Tenant.from_row(row)
+            for row in rows
+            if include_reserved or not row.tenant_id.startswith(RESERVED_PREFIX)
+        ]
 
     def principal(self, tenant_id: str, principal_id: str) -> Principal:
         """Resolve a principal id to its roles in the tenant."""

@@ -145,7 +145,10 @@ def test_database_from_a_newer_tether_is_refused_and_left_alone(backend: TestDat
         assert caught.value.exit_code == 7
     assert snapshot(backend) == before
     with backend.raw() as raw:
-        assert raw.execute("SELECT tenant_id FROM tenants") == [("acme",)]
+        assert raw.execute("SELECT tenant_id FROM tenants ORDER BY tenant_id") == [
+            ("_global",),
+            ("acme",),
+        ]
 
 
 def test_unmigrated_database_is_schema_outdated_and_left_empty(

@@ -18,6 +18,7 @@ from tether.cli._common import (
 )
 from tether.clock import format_timestamp
 from tether.errors import IntegrityViolation
+from tether.tenants import RESERVED_PREFIX
 
 audit_app = typer.Typer(help="Read and verify the audit trail.", no_args_is_help=True)
 
@@ -38,7 +39,17 @@ def verify(
     Exits 0 when every chain checked is intact and 8 when one is broken.
     """
     with reporting(json_output), open_app(url) as app:
-        tenant_ids = [tenant] if tenant else [t.tenant_id for t in app.tenants.all()]
+        everyone = app.tenants.all(include_reserved=True)
+        # A reserved tenant (global memory) is checked once it has a trail.
+        tenant_ids = (
+            [tenant]
+            if tenant
+            else [
+                t.tenant_id
+                for t in everyone
+                if t.audit_entries or not t.tenant_id.startswith(RESERVED_PREFIX)
+            ]
+        )
         reports = [app.audit.verify(tenant_id) for tenant_id in tenant_ids]
         if json_output:
             print_json(
