@@ -89,7 +89,8 @@ def publish(
             )
             return
         if result.changed:
-            console.print(f"published {result.version} (was {result.previous})", highlight=False)
+            before = f"was {result.previous}" if result.previous else "the first version"
+            console.print(f"published {result.version} ({before})", highlight=False)
         else:
             console.print(f"{result.version} is already in force; nothing changed", highlight=False)
 

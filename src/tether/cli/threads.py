@@ -156,6 +156,13 @@ def append(
         console.print(f"{turn.seq} {turn.turn_id}", highlight=False)
 
 
+def _read_procedure(path: Path) -> str:
+    try:
+        return path.read_text("utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read procedure file {path}: {exc.strerror}") from None
+
+
 @context_app.command("build")
 def build(
     thread_id: ThreadId,
@@ -168,7 +175,10 @@ def build(
     run: Annotated[str | None, typer.Option(help="Include this run's task state.")] = None,
     procedure: Annotated[
         list[Path] | None,
-        typer.Option(help="A file of rendered procedure text to include (repeatable)."),
+        typer.Option(
+            help="A file of procedure text to include instead of the tenant's published "
+            "procedures (repeatable)."
+        ),
     ] = None,
     summary_every: Annotated[
         int | None, typer.Option(help="Fold the oldest turns into a summary every N turns.")
@@ -181,12 +191,7 @@ def build(
 ) -> None:
     """Build a thread's working context within a token budget and print it."""
     with reporting(json_output), open_app(url) as app:
-        texts = []
-        for path in procedure or []:
-            try:
-                texts.append(path.read_text("utf-8"))
-            except OSError as exc:
-                raise InvalidInput(f"cannot read procedure file {path}: {exc.strerror}") from None
+        texts = [_read_procedure(path) for path in procedure] if procedure else None
         options = ContextOptions(
             summary_every=summary_every, mask_observations_over=mask_over or None
         )
