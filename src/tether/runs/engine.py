@@ -34,7 +34,7 @@ from tether.errors import (
 )
 from tether.ids import IdSource
 from tether.runs import delta
-from tether.runs.context import Blocked, RunContext, Suspend
+from tether.runs.context import RunContext
 from tether.runs.models import (
     END,
     Checkpoint,
@@ -47,6 +47,8 @@ from tether.runs.models import (
     Wait,
     WaitStatus,
 )
+from tether.runs.policy_gate import PolicyGate
+from tether.runs.signals import Blocked, Suspend
 from tether.runs.workflow import Node, Workflow, WorkflowRegistry
 from tether.storage.base import StepWrite, Storage, Transaction
 
@@ -476,7 +478,7 @@ class Executor:
 
     def new_wait(
         self,
-        ctx: RunContext,
+        ctx: RunContext | PolicyGate,
         position: int,
         kind: JournalKind,
         reason: InterruptReason,
