@@ -7,7 +7,8 @@
 5. worker process 2 drafts the recommendation and creates the case note; the case service
    applies the note and this script SIGKILLs the worker before the result is recorded;
 6. worker process 3 resumes the run: the note is reconciled by its key, not created again;
-   the run asks a supervisor for approval;
+   the run asks a supervisor for approval; ``tether runs handoff`` prints the handoff
+   document at that wait;
 7. the supervisor approves with the CLI; worker process 4 revalidates and finalises;
 8. the report: timeline, checkpoints, each effect with its key and how many calls the case
    service received for it, and the audit trail verified.
@@ -169,6 +170,8 @@ def main() -> int:
         state = app.runs.get(operator, run_id)
     console.print(f"run is {state.status.value}; approval {state.wait_id}")
     tether_cli("approvals", "ls", "--as", "sam", env=env)
+    console.print("the handoff for whoever picks the case up, from the run's durable state:")
+    tether_cli("runs", "handoff", run_id, "--as", "olivia", env=env)
 
     console.rule("7. the supervisor approves; worker 4 revalidates and finalises")
     tether_cli(
