@@ -30,8 +30,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.context
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests examples bench scripts
+	$(BIN)/ruff format --check src tests examples bench scripts
 	$(BIN)/mypy
 
 clean:

@@ -153,7 +153,8 @@ def main() -> int:
     pending = [e for e in entries if e.kind.value == "effect" and e.status.value == "intent"]
     console.print(
         f"SIGKILLed worker-2 (exit {victim.returncode}); run is {run_now.status.value} with "
-        f"{len(pending)} effect intent(s) and no result: {', '.join(e.idempotency_key for e in pending)}"
+        f"{len(pending)} effect intent(s) and no result: "
+        f"{', '.join(e.idempotency_key for e in pending)}"
     )
 
     console.rule("6. worker 3 resumes the run in a new process once the lease has expired")
@@ -233,7 +234,7 @@ def report(settings, operator, run_id: str, service: CaseService) -> bool:  # ty
     for entry in journal:
         if entry.kind.value != "effect":
             continue
-        operation, received, applied = calls.get(entry.idempotency_key, ("-", 0, 0))
+        _operation, received, applied = calls.get(entry.idempotency_key, ("-", 0, 0))
         effects.add_row(
             entry.name, entry.idempotency_key, entry.status.value, str(received), str(applied)
         )
@@ -242,7 +243,8 @@ def report(settings, operator, run_id: str, service: CaseService) -> bool:  # ty
     steps = [e for e in journal if e.kind.value == "step" and e.tokens_in]
     for step in steps:
         console.print(
-            f"model call {step.name}: {step.tokens_in} tokens in, {step.tokens_out} out, ${step.cost_usd}"
+            f"model call {step.name}: {step.tokens_in} tokens in, {step.tokens_out} out, "
+            f"${step.cost_usd}"
         )
     console.print(
         f"run {run.status.value} after {run.steps} steps; outcome: {final_state.get('outcome')}"
