@@ -1,15 +1,20 @@
 """Cold start and throughput of Tether's default embedder (all-MiniLM-L6-v2, int8 ONNX).
 
+Both computes of ``MiniLMEmbedder`` are measured side by side: ``int8`` (the default: the
+graph rewritten at load so that its weight products run on int8 kernels) and ``float``
+(``TETHER_EMBEDDER=minilm-float``: the file as shipped, weights dequantised to float32).
+
 Cold start: a fresh Python process imports ``tether.memory.embeddings``, builds a
 ``MiniLMEmbedder`` and embeds one short text; the figure is construct + first embed (which
-includes importing numpy, onnxruntime and tokenizers, checking both files' SHA-256 and
-building the session), timed inside the process so interpreter start-up is left out.
-Median and p95 of ``--cold-runs`` processes.
+includes importing numpy, onnxruntime and tokenizers, checking both files' SHA-256, the
+int8 rewrite and building the session), timed inside the process so interpreter start-up
+is left out. Median and p95 of ``--cold-runs`` processes per compute.
 
 Throughput: ``--texts`` generated memories of ~30 tokens (``memory_texts``), embedded in
-one call at batch 64 after a warm-up call, ``--passes`` times; texts/s from the median.
-The hashing embedder (a test aid, no model) runs the same workload as a floor for the cost
-of the plumbing.
+one call at batch 64 after a warm-up call, ``--passes`` times per compute, the computes
+interleaved pass by pass; texts/s from the median. CPU time per text (all threads) moves
+less with the machine's load than texts/s does. The hashing embedder (a test aid, no
+model) runs the same workload as a floor for the cost of the plumbing.
 
     python -m bench.embeddings               # the quick set (about a minute on 2 cores)
     python -m bench.embeddings --passes 1 --cold-runs 2
@@ -31,11 +36,11 @@ from importlib import metadata
 from bench._harness import machine, median_ms, p95_ms
 
 COLD_START = """
-import json, time
+import json, sys, time
 started = time.perf_counter()
 from tether.memory.embeddings import MiniLMEmbedder
 imported = time.perf_counter()
-embedder = MiniLMEmbedder()
+embedder = MiniLMEmbedder(compute=sys.argv[1])
 embedder.embed(["Alice prefers email over phone calls."])
 done = time.perf_counter()
 print(json.dumps({"import_s": imported - started, "cold_s": done - imported}))
@@ -86,12 +91,18 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def cold_start(runs: int) -> list[dict[str, float]]:
+COMPUTES = ("int8", "float")
+
+
+def cold_start(runs: int, compute: str) -> list[dict[str, float]]:
     """Per fresh process: seconds to import the module, and to construct + embed once."""
     samples = []
     for _ in range(runs):
         result = subprocess.run(
-            [sys.executable, "-c", COLD_START], capture_output=True, text=True, check=False
+            [sys.executable, "-c", COLD_START, compute],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if result.returncode != 0:
             raise RuntimeError(f"cold-start process failed:\n{result.stderr.strip()}")
@@ -108,6 +119,29 @@ def throughput(embed: Callable[[Sequence[str]], object], texts: list[str], passe
         embed(texts)
         times.append(time.perf_counter() - started)
     return len(texts) / statistics.median(times)
+
+
+def interleaved(
+    embedders: dict[str, Callable[[Sequence[str]], object]], texts: list[str], passes: int
+) -> dict[str, tuple[float, float]]:
+    """Per embedder: texts/s (median pass) and CPU seconds per text, passes interleaved."""
+    for embed in embedders.values():
+        embed(texts[:128])
+    walls: dict[str, list[float]] = {name: [] for name in embedders}
+    cpus: dict[str, list[float]] = {name: [] for name in embedders}
+    for _ in range(passes):
+        for name, embed in embedders.items():
+            cpu_started, started = time.process_time(), time.perf_counter()
+            embed(texts)
+            walls[name].append(time.perf_counter() - started)
+            cpus[name].append(time.process_time() - cpu_started)
+    return {
+        name: (
+            len(texts) / statistics.median(walls[name]),
+            statistics.median(cpus[name]) / len(texts),
+        )
+        for name in embedders
+    }
 
 
 def mean_tokens(texts: list[str]) -> float:
@@ -140,20 +174,17 @@ def main(argv: list[str] | None = None) -> int:
         log(f"no default embedder: {probe.why}")
         return 1
     texts = memory_texts(args.texts)
-    log(f"cold start: {args.cold_runs} fresh processes")
-    cold = cold_start(args.cold_runs)
-    log(f"throughput: {args.passes} passes over {len(texts)} texts")
-    minilm = MiniLMEmbedder(batch_size=args.batch_size)
-    cpu_started = time.process_time()
-    minilm_rate = throughput(minilm.embed, texts, args.passes)
-    texts_embedded = args.passes * len(texts) + min(128, len(texts))
-    cpu_per_text_s = (time.process_time() - cpu_started) / texts_embedded
+    log(f"cold start: {args.cold_runs} fresh processes per compute")
+    cold = {compute: cold_start(args.cold_runs, compute) for compute in COMPUTES}
+    log(f"throughput: {args.passes} passes over {len(texts)} texts per compute")
+    minilm = {
+        compute: MiniLMEmbedder(batch_size=args.batch_size, compute=compute) for compute in COMPUTES
+    }
+    rates = interleaved({compute: e.embed for compute, e in minilm.items()}, texts, args.passes)
     hashing_rate = throughput(HashingEmbedder().embed, texts, args.passes)
 
     info = machine(None)
     versions = {name: metadata.version(name) for name in ("onnxruntime", "tokenizers", "numpy")}
-    cold_s = [sample["cold_s"] for sample in cold]
-    import_s = [sample["import_s"] for sample in cold]
     print(
         f"\nEmbedding on the CPU - {info['date']}, {info['cores']} cores ({info['cpu']}), "
         f"Python {info['python']}, "
@@ -161,44 +192,50 @@ def main(argv: list[str] | None = None) -> int:
         + f", load average {os.getloadavg()[0]:.1f}"
     )
     print(
-        f"embedder: {minilm.id}; workload: {len(texts)} memories, "
-        f"{mean_tokens(texts):.1f} tokens on average, batch {args.batch_size}\n"
+        "embedders: "
+        + "; ".join(f"{compute}: {embedder.id}" for compute, embedder in minilm.items())
+        + f"\nworkload: {len(texts)} memories, {mean_tokens(texts):.1f} tokens on average, "
+        f"batch {args.batch_size}\n"
     )
-    rows = [
+    float_rate = rates["float"][0]
+    rows: list[tuple[str, ...]] = []
+    for compute in COMPUTES:
+        label = f"MiniLM, {compute} compute" + (" (default)" if compute == "float" else "")
+        cold_s = [sample["cold_s"] for sample in cold[compute]]
+        rate, cpu_per_text_s = rates[compute]
+        rows += [
+            (
+                "cold start: construct + first embed",
+                label,
+                f"{median_ms(cold_s):.0f} ms",
+                f"{p95_ms(cold_s):.0f} ms",
+                "target < 1000 ms",
+            ),
+            (
+                "throughput, ~30-token memories",
+                label,
+                f"{rate:.0f} texts/s",
+                "",
+                "target >= 200 texts/s"
+                + ("" if compute == "float" else f"; {rate / float_rate:.2f}x float"),
+            ),
+            ("  CPU time per text (all threads)", label, f"{cpu_per_text_s * 1000:.2f} ms", "", ""),
+        ]
+    import_s = [sample["import_s"] for compute in COMPUTES for sample in cold[compute]]
+    rows += [
         (
-            "cold start: construct + first embed",
-            "MiniLM int8",
-            f"{median_ms(cold_s):.0f} ms",
-            f"{p95_ms(cold_s):.0f} ms",
-            "target < 1000 ms",
-        ),
-        (
-            "  (before it: import tether.memory.embeddings)",
+            "import tether.memory.embeddings",
             "",
             f"{median_ms(import_s):.0f} ms",
             f"{p95_ms(import_s):.0f} ms",
-            "",
-        ),
-        (
-            "throughput, ~30-token memories",
-            "MiniLM int8",
-            f"{minilm_rate:.0f} texts/s",
-            "",
-            "target >= 200 texts/s",
-        ),
-        (
-            "  CPU time per text (all threads)",
-            "MiniLM int8",
-            f"{cpu_per_text_s * 1000:.2f} ms",
-            "",
-            "",
+            "before the cold start",
         ),
         (
             "throughput, same texts",
             "hashing (test aid)",
             f"{hashing_rate:.0f} texts/s",
             "",
-            f"ratio {hashing_rate / minilm_rate:.0f}x",
+            f"ratio {hashing_rate / rates['int8'][0]:.0f}x int8",
         ),
     ]
     header = ("workload", "embedder", "median", "p95", "note")

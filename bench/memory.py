@@ -39,6 +39,7 @@ DATA = ROOT.parent / "shared" / "datasets" / "locomo" / "dev"
 KS = (1, 5, 10, 20)
 LEXICAL_WEIGHT = float(os.environ.get("TETHER_BENCH_LEXICAL_WEIGHT", "0.5"))
 _DIA = re.compile(r"D\d+:\d+")
+LATENCY_MODES = ("lexical", "vector", "hybrid")
 
 
 def parse_date(text: str) -> datetime:
@@ -271,7 +272,7 @@ def latency(backend: str, count: int, workdir: Path) -> dict[str, Any]:
             app.memory.propose_many(who, proposals)
         load_s = time.perf_counter() - started
         out: dict[str, Any] = {"backend": backend, "memories": count, "load_s": round(load_s, 1)}
-        for mode in ("lexical", "hybrid"):
+        for mode in LATENCY_MODES:
             timings = []
             for index in range(120):
                 query = " ".join(rng.choice(words) for _ in range(4)) + " claim"
@@ -454,7 +455,7 @@ def main() -> int:
                 f"\n## Recall latency ({backend}), {measured['memories']} memories in one scope "
                 f"(synthetic vectors; query embedding not included; load {measured['load_s']} s)"
             )
-            for mode in ("lexical", "hybrid"):
+            for mode in LATENCY_MODES:
                 times = measured[mode]
                 print(f"- {mode}: p50 {times['p50_ms']} ms, p95 {times['p95_ms']} ms")
         for backend in ["sqlite"] if args.ingest else []:

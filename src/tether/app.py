@@ -105,10 +105,10 @@ class Tether:
         except BaseException:
             storage.close()
             raise
-        if embedder is None and settings.embedder == "default":
+        if embedder is None and settings.embedder != "none":
             from tether.memory.embeddings import load_default_embedder
 
-            embedder = load_default_embedder()
+            embedder = load_default_embedder(settings.embedder)
         return cls(storage, settings, clock=clock, ids=ids, embedder=embedder)
 
     @classmethod

@@ -103,9 +103,12 @@ class Settings(BaseSettings):
     pg_pool_min_size: int = Field(1, ge=0, description="PostgreSQL pool: connections kept open.")
     pg_pool_max_size: int = Field(10, ge=1, description="PostgreSQL pool: most connections.")
     pg_connect_timeout_s: float = Field(5.0, gt=0, description="PostgreSQL connect timeout.")
-    embedder: Literal["default", "none"] = Field(
+    embedder: Literal["default", "minilm-int8", "minilm-float", "none"] = Field(
         "default",
-        description="Memory recall embedder: default (when installed) or none (lexical only).",
+        description=(
+            "Memory recall embedder: default (= minilm-float, when installed), minilm-int8 "
+            "(the same model on int8 kernels: faster, other vectors) or none (lexical only)."
+        ),
     )
     procedures_dir: Path | None = Field(
         None,

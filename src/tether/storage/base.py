@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from tether.memory.models import MemoryRecord
+    from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus
     from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
     from tether.threads.models import Summary, Thread, Turn
 
@@ -86,6 +86,23 @@ class ProcedureVersionRow:
     source: str
     published_at: datetime
     published_by: str
+
+
+@dataclass(frozen=True)
+class MemoryCandidate:
+    """What recall ranks and filters a memory by, without building the whole record:
+    only the final hits are read as :class:`MemoryRecord`."""
+
+    tenant_id: str
+    memory_id: str
+    kind: MemoryKind
+    status: MemoryStatus
+    tags: list[str]
+    confidence: float
+    access_count: int
+    valid_from: datetime
+    valid_to: datetime | None
+    expires_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -242,6 +259,13 @@ class Transaction(Protocol):
         self, tenant_id: str, memory_id: str, subject_hash: str
     ) -> None: ...
     def insert_memory_recall(self, values: Mapping[str, Any]) -> None: ...
+    def insert_memory_recalls(self, recalls: Sequence[Mapping[str, Any]]) -> None: ...
+    def search_memory_candidates(
+        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
+    ) -> list[tuple[MemoryCandidate, float]]: ...
+    def get_memory_candidates(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> list[MemoryCandidate]: ...
     def bump_memory_access(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None: ...
     def upsert_memory_consent(
         self,

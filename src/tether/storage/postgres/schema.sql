@@ -306,7 +306,7 @@ CREATE TABLE memories (
     last_access    timestamptz,
     status         text NOT NULL,
     purge_after    timestamptz,
-    tsv            tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED,
+    tsv            tsvector NOT NULL,
     PRIMARY KEY (tenant_id, memory_id)
 );
 
@@ -620,6 +620,7 @@ VALUES ('core', 1, 'initial', now()),
        ('runs', 1, 'initial', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
+       ('memory', 3, 'stemming', now()),
        ('working_memory', 1, 'initial', now()),
        ('threads', 1, 'initial', now()),
        ('procedures', 1, 'initial', now());

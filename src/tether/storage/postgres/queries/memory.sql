@@ -6,12 +6,12 @@ INSERT INTO memories (tenant_id, memory_id, scope, scope_id, subjects, kind, fac
                       tags, source_type, source_ref, source_version, created_by, approved_by,
                       confidence, sensitivity, valid_from, valid_to, created_at, updated_at,
                       expires_at, supersedes, superseded_by, superseded_at, access_count,
-                      last_access, status, purge_after)
+                      last_access, status, purge_after, tsv)
 VALUES (%(tenant_id)s, %(memory_id)s, %(scope)s, %(scope_id)s, %(subjects)s, %(kind)s, %(fact_key)s, %(text)s,
         %(tags)s, %(source_type)s, %(source_ref)s, %(source_version)s, %(created_by)s, %(approved_by)s,
         %(confidence)s, %(sensitivity)s, %(valid_from)s, %(valid_to)s, %(created_at)s, %(updated_at)s,
         %(expires_at)s, %(supersedes)s, %(superseded_by)s, %(superseded_at)s, %(access_count)s,
-        %(last_access)s, %(status)s, %(purge_after)s);
+        %(last_access)s, %(status)s, %(purge_after)s, to_tsvector('english', %(text)s));
 
 -- name: update_memory
 UPDATE memories
@@ -48,9 +48,9 @@ WHERE tenant_id = %(tenant_id)s AND source_ref = %(source_ref)s AND status = 'ac
   AND (source_version IS NULL OR source_version != %(source_version)s);
 
 -- name: search_memories_text
-SELECT m.*, ts_rank(m.tsv, to_tsquery('simple', %(match)s)) AS lexical_score
+SELECT m.*, ts_rank(m.tsv, to_tsquery('english', %(match)s)) AS lexical_score
 FROM memories m
-WHERE m.tsv @@ to_tsquery('simple', %(match)s) AND m.tenant_id = %(tenant_id)s
+WHERE m.tsv @@ to_tsquery('english', %(match)s) AND m.tenant_id = %(tenant_id)s
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
 ORDER BY lexical_score DESC
 LIMIT %(limit)s;
@@ -59,7 +59,7 @@ LIMIT %(limit)s;
 -- Unranked: every candidate is checked by the caller.
 SELECT m.*, 0.0 AS lexical_score
 FROM memories m
-WHERE m.tsv @@ to_tsquery('simple', %(match)s) AND m.tenant_id = %(tenant_id)s
+WHERE m.tsv @@ to_tsquery('english', %(match)s) AND m.tenant_id = %(tenant_id)s
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
 LIMIT %(limit)s;
 

@@ -1,0 +1,164 @@
+"""Recall's fast path on every backend: the recall log and access counts are buffered and
+written together by ``flush_access``, and the vector product computed on the recall
+worker thread (while the full-text query runs) ranks exactly as the inline one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support import TestDatabase
+from tether import FakeClock, Tether
+from tether.memory import service
+from tether.memory.embeddings import HashingEmbedder
+from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
+
+SCOPES = [(Scope.USER, "u-1"), (Scope.CASE, "C-1")]
+TEXTS = [
+    "The claimant repaired the blue bicycle in March",
+    "The claimant's bicycle was stolen from the station",
+    "Case C-1 concerns water damage in the kitchen",
+    "The adjuster visited the kitchen and took photos",
+    "The claimant prefers phone calls in the morning",
+    "A plumber confirmed the leaking pipe under the sink",
+]
+
+
+@pytest.fixture
+def app(backend: TestDatabase) -> Iterator[Tether]:
+    with Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder()) as app:
+        app.tenants.create("acme", admin="alice")
+        alice = app.tenants.principal("acme", "alice")
+        app.memory.propose_many(
+            alice,
+            [
+                MemoryProposal(
+                    text=text,
+                    scope=scope,
+                    scope_id=scope_id,
+                    source_type=SourceType.HUMAN,
+                    confidence=0.9,
+                )
+                for index, text in enumerate(TEXTS)
+                for scope, scope_id in [SCOPES[index % 2]]
+            ],
+        )
+        app.memory.propose(
+            alice,
+            MemoryProposal(
+                text="Never call the claimant after 6 pm",
+                kind=MemoryKind.CONSTRAINT,
+                scope=Scope.USER,
+                scope_id="u-1",
+                source_type=SourceType.HUMAN,
+                confidence=0.95,
+            ),
+        )
+        yield app
+
+
+def logged(backend: TestDatabase) -> list[tuple[str, str]]:
+    with backend.raw() as raw:
+        rows = raw.execute("SELECT recall_id, returned FROM memory_recalls ORDER BY recall_id")
+    return [(str(recall_id), str(returned)) for recall_id, returned in rows]
+
+
+def access_counts(backend: TestDatabase) -> dict[str, int]:
+    with backend.raw() as raw:
+        rows = raw.execute("SELECT memory_id, access_count FROM memories")
+    return {str(memory_id): int(count) for memory_id, count in rows}
+
+
+def test_every_recall_is_logged_once_its_buffer_is_flushed(
+    app: Tether, backend: TestDatabase
+) -> None:
+    alice = app.tenants.principal("acme", "alice")
+    app.memory.log_every = 3
+    first = app.memory.recall(alice, "claimant bicycle", SCOPES)
+    second = app.memory.recall(alice, "kitchen damage", SCOPES)
+    assert logged(backend) == []
+
+    third = app.memory.recall(alice, "plumber pipe", SCOPES)
+
+    rows = dict(logged(backend))
+    assert sorted(rows) == sorted(r.recall_id for r in (first, second, third))
+    for result in (first, second, third):
+        assert rows[result.recall_id] == (
+            "[" + ",".join(f'"{h.record.memory_id}"' for h in result.hits) + "]"
+        )
+    counts = access_counts(backend)
+    for hit in first.hits:
+        assert counts[hit.record.memory_id] >= 1
+
+
+def test_flush_access_writes_the_buffered_log_and_counts(
+    app: Tether, backend: TestDatabase
+) -> None:
+    alice = app.tenants.principal("acme", "alice")
+    result = app.memory.recall(alice, "claimant bicycle", SCOPES)
+    assert result.hits
+
+    app.memory.flush_access()
+
+    assert [recall_id for recall_id, _ in logged(backend)] == [result.recall_id]
+    counts = access_counts(backend)
+    assert {h.record.memory_id for h in result.hits} == {m for m, c in counts.items() if c == 1}
+    app.memory.flush_access()
+    assert len(logged(backend)) == 1
+
+
+def test_a_recall_of_another_tenant_is_logged_in_its_own_tenant(
+    app: Tether, backend: TestDatabase
+) -> None:
+    app.tenants.create("globex", admin="alice")
+    acme = app.memory.recall(app.tenants.principal("acme", "alice"), "bicycle", SCOPES)
+    globex = app.memory.recall(app.tenants.principal("globex", "alice"), "bicycle", SCOPES)
+
+    app.memory.flush_access()
+
+    with backend.raw() as raw:
+        rows = raw.execute("SELECT tenant_id, recall_id FROM memory_recalls")
+    assert sorted((str(t), str(r)) for t, r in rows) == sorted(
+        [("acme", acme.recall_id), ("globex", globex.recall_id)]
+    )
+    assert globex.hits == []
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "lexical"])
+def test_vector_scores_on_the_worker_thread_rank_as_inline(
+    app: Tether, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice = app.tenants.principal("acme", "alice")
+    queries = ["claimant bicycle stolen", "kitchen water damage photos", "phone calls"]
+
+    def recall_all() -> list[list[tuple[str, MemoryKind, float, dict[str, float | str]]]]:
+        return [
+            [
+                (h.record.memory_id, h.record.kind, h.score, h.why)
+                for h in app.memory.recall(alice, query, SCOPES, mode=mode, limit=4).hits
+            ]
+            for query in queries
+        ]
+
+    monkeypatch.setattr(service, "PARALLEL_VECTOR_ROWS", 10**9)
+    inline = recall_all()
+    monkeypatch.setattr(service, "PARALLEL_VECTOR_ROWS", 1)
+    threaded = recall_all()
+
+    assert threaded == inline
+    assert all(hits for hits in inline)
+    assert all(any(kind is MemoryKind.CONSTRAINT for _, kind, _, _ in hits) for hits in inline), (
+        "every active constraint of the scopes is returned"
+    )
+
+
+def test_filters_count_what_ranking_left_out(app: Tether) -> None:
+    alice = app.tenants.principal("acme", "alice")
+
+    result = app.memory.recall(alice, "claimant bicycle kitchen", SCOPES, limit=1)
+
+    ranked = [h for h in result.hits if not h.why.get("constraint")]
+    assert len(ranked) == 1
+    assert result.filtered_out.get("below the top results", 0) >= 1
+    assert ranked[0].record.text in TEXTS
