@@ -106,8 +106,9 @@ class Settings(BaseSettings):
     embedder: Literal["default", "minilm-int8", "minilm-float", "none"] = Field(
         "default",
         description=(
-            "Memory recall embedder: default (= minilm-float, when installed), minilm-int8 "
-            "(the same model on int8 kernels: faster, other vectors) or none (lexical only)."
+            "Memory recall embedder: default (= minilm-int8, when installed: all-MiniLM-L6-v2 "
+            "on int8 kernels), minilm-float (the same model in float32: slower, other "
+            "vectors) or none (lexical only)."
         ),
     )
     procedures_dir: Path | None = Field(

@@ -262,7 +262,10 @@ def test_a_text_gets_the_same_vector_whatever_batch_it_is_in(minilm: MiniLMEmbed
         "Chen cancelled the offsite.",
     ]
     small_batches = MiniLMEmbedder(
-        model_path=minilm.model_path, tokenizer_path=minilm.tokenizer_path, batch_size=2
+        model_path=minilm.model_path,
+        tokenizer_path=minilm.tokenizer_path,
+        batch_size=2,
+        compute=minilm.compute,
     )
 
     together = small_batches.embed(texts)
@@ -324,7 +327,8 @@ def test_the_id_names_the_model_and_both_pinned_files(minilm: MiniLMEmbedder) ->
     assert minilm.id.startswith("all-MiniLM-L6-v2")
     assert MODEL_SHA256[:12] in minilm.id
     assert TOKENIZER_SHA256[:8] in minilm.id
-    assert MiniLMEmbedder(tokenizer_path=minilm.tokenizer_path).id == minilm.id
+    same = MiniLMEmbedder(tokenizer_path=minilm.tokenizer_path, compute=minilm.compute)
+    assert same.id == minilm.id
 
 
 def test_bad_input_is_refused_with_a_clear_error(minilm: MiniLMEmbedder) -> None:
@@ -349,7 +353,7 @@ def test_threads_racing_the_first_embed_build_one_session(
         return real_session(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(onnxruntime, "InferenceSession", counting_session)
-    fresh = MiniLMEmbedder(tokenizer_path=minilm.tokenizer_path)
+    fresh = MiniLMEmbedder(tokenizer_path=minilm.tokenizer_path, compute=minilm.compute)
     texts = memory_texts(40, seed=3)
     expected = minilm.embed(texts)
     results: dict[int, object] = {}

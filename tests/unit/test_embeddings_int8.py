@@ -47,7 +47,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def pair() -> Iterator[tuple[MiniLMEmbedder, MiniLMEmbedder]]:
-    """The int8-compute and the float-compute (default) embedders, both loaded."""
+    """The int8-compute (default) and the float-compute embedders, both loaded."""
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv(TOKENIZER_ENV, raising=False)
         patch.delenv(EMBEDDER_ENV, raising=False)
@@ -57,14 +57,14 @@ def pair() -> Iterator[tuple[MiniLMEmbedder, MiniLMEmbedder]]:
             pytest.fail(f"CI=true but the default embedder is missing: {probe.why}", pytrace=False)
         pytest.skip(f"default embedder not installed: {probe.why}")
     assert isinstance(probe.embedder, MiniLMEmbedder)
-    float_ = probe.embedder
-    int8 = MiniLMEmbedder(tokenizer_path=float_.tokenizer_path, compute="int8")
+    int8 = probe.embedder
+    float_ = MiniLMEmbedder(tokenizer_path=int8.tokenizer_path, compute="float")
     int8.load()
     float_.load()
     yield int8, float_
 
 
-def test_int8_compute_has_its_own_id_and_float_stays_the_default(
+def test_int8_compute_has_its_own_id(
     pair: tuple[MiniLMEmbedder, MiniLMEmbedder],
 ) -> None:
     int8, float_ = pair
@@ -173,16 +173,16 @@ def test_tether_embedder_picks_the_compute(
     int8, float_ = pair
     monkeypatch.setenv(TOKENIZER_ENV, str(int8.tokenizer_path))
 
-    monkeypatch.setenv(EMBEDDER_ENV, "minilm-int8")
-    chosen = load_default_embedder()
-    assert isinstance(chosen, MiniLMEmbedder)
-    assert chosen.id == int8.id
-
-    for name in ("default", "minilm-float", ""):
+    for name in ("default", "minilm-int8", ""):
         monkeypatch.setenv(EMBEDDER_ENV, name)
         chosen = load_default_embedder()
         assert isinstance(chosen, MiniLMEmbedder)
-        assert chosen.id == float_.id
+        assert chosen.id == int8.id
+
+    monkeypatch.setenv(EMBEDDER_ENV, "minilm-float")
+    chosen = load_default_embedder()
+    assert isinstance(chosen, MiniLMEmbedder)
+    assert chosen.id == float_.id
 
     assert load_default_embedder("none") is None
     assert load_default_embedder("minilm-int8").id == int8.id  # type: ignore[union-attr]

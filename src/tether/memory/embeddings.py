@@ -13,13 +13,14 @@ the model comes with its package, and the tokenizer is a file the install step p
 (see :func:`default_tokenizer_path`). Both files are checked against SHA-256 digests
 pinned here before they are used; the bytes that are hashed are the bytes that are run.
 
-The model file stores int8 weights that onnxruntime dequantises to float32 at load, so by
-default (``compute="float"``) it computes in float32. ``compute="int8"``
-(``TETHER_EMBEDDER=minilm-int8``) rewrites the verified graph in memory, at load, so that
-its 36 weight matrix products run on int8 kernels (:func:`int8_compute_graph`): about 1.7x
-less CPU per text, at a small cost in recall (LoCoMo dev recall_any@10, vector-only 0.560
-against 0.566). The two give different vectors (cosine 0.995-0.999 to each other), so they
-have different ids.
+The model file stores int8 weights that onnxruntime dequantises to float32 at load. The
+default (``compute="int8"``, ``TETHER_EMBEDDER=default`` or ``minilm-int8``) rewrites the
+verified graph in memory, at load, so that its 36 weight matrix products run on int8
+kernels (:func:`int8_compute_graph`): about 1.7x less CPU per text, with the same hybrid
+recall (LoCoMo dev recall_any@10 0.727 against 0.730, @5 0.638 against 0.633) and a small
+cost in vector-only recall (0.560 against 0.566). ``compute="float"``
+(``TETHER_EMBEDDER=minilm-float``) runs the dequantised graph in float32. The two give
+different vectors (cosine 0.995-0.999 to each other), so they have different ids.
 
 All of it is the optional extra ``tether[embeddings]``. Without it
 :func:`load_default_embedder` returns ``None`` (and says why), and recall stays lexical.
@@ -69,7 +70,7 @@ DEFAULT_THREADS = 2
 INT8_COMPUTE_VERSION = 1
 """Version of :func:`int8_compute_graph`; part of the int8 embedder's id."""
 EMBEDDER_ENV = "TETHER_EMBEDDER"
-EMBEDDER_CHOICES = {"default": "float", "minilm-float": "float", "minilm-int8": "int8"}
+EMBEDDER_CHOICES = {"default": "int8", "minilm-int8": "int8", "minilm-float": "float"}
 """Names ``TETHER_EMBEDDER`` accepts for the MiniLM embedder, and the compute each picks;
 ``none`` means no embedder (lexical recall)."""
 INSTALL_HINT = "pip install 'tether[embeddings]' (make test and make demo install it)"
@@ -583,8 +584,9 @@ class MiniLMEmbedder:
         tokenizer_path: the ``tokenizer.json``; default: :func:`default_tokenizer_path`.
         batch_size: texts per onnxruntime run.
         threads: onnxruntime intra-op threads (the cores it may keep busy).
-        compute: ``"float"`` (the default: the file as shipped, weights dequantised to
-            float32 at load) or ``"int8"`` (integer weight products).
+        compute: ``"float"`` (the file as shipped, weights dequantised to float32 at
+            load) or ``"int8"`` (integer weight products; what ``TETHER_EMBEDDER=default``
+            loads).
 
     Raises:
         ConfigError: a file is missing or an argument is out of range.
