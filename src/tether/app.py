@@ -139,10 +139,14 @@ class Tether:
         return bytes.fromhex(stored)
 
     def close(self) -> None:
+        """Write the buffered recall log and access counts, then close the stores."""
         try:
-            self.working.close()
+            self.memory.flush_access()
         finally:
-            self.storage.close()
+            try:
+                self.working.close()
+            finally:
+                self.storage.close()
 
     def __enter__(self) -> Tether:
         return self

@@ -162,3 +162,13 @@ def test_filters_count_what_ranking_left_out(app: Tether) -> None:
     assert len(ranked) == 1
     assert result.filtered_out.get("below the top results", 0) >= 1
     assert ranked[0].record.text in TEXTS
+
+
+def test_closing_the_application_writes_the_buffered_recall_log(backend: TestDatabase) -> None:
+    with Tether.open(backend.settings(embedder="none"), clock=FakeClock()) as first:
+        first.tenants.create("acme", admin="alice")
+        alice = first.tenants.principal("acme", "alice")
+        result = first.memory.recall(alice, "anything at all", SCOPES)
+        assert logged(backend) == []
+
+    assert [recall_id for recall_id, _ in logged(backend)] == [result.recall_id]
