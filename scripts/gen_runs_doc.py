@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from examples.case_review.workflow import CaseReview
 from pydantic import BaseModel
 
-from examples.case_review.workflow import CaseReview
 from tether.runs.models import (
     ApprovalDecision,
     ApprovalRequest,
@@ -31,7 +31,8 @@ SECTIONS: list[tuple[str, type[BaseModel], str]] = [
     (
         "Checkpoint",
         Checkpoint,
-        "`full`: the whole state as canonical JSON; `delta`: operations since the previous checkpoint.",
+        "`full`: the whole state as canonical JSON; "
+        "`delta`: operations since the previous checkpoint.",
     ),
     ("JournalEntry", JournalEntry, "One effect, step, interrupt or approval of a node visit."),
     ("Wait (interrupt or approval request)", Wait, "A durable question the run waits on."),
