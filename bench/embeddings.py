@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 
 from bench._harness import machine, median_ms, p95_ms
+from tether.memory import embeddings
 
 COLD_START = """
 import json, sys, time
@@ -200,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     float_rate = rates["float"][0]
     rows: list[tuple[str, ...]] = []
     for compute in COMPUTES:
-        label = f"MiniLM, {compute} compute" + (" (default)" if compute == "float" else "")
+        default = compute == embeddings.EMBEDDER_CHOICES["default"]
+        label = f"MiniLM, {compute} compute" + (" (default)" if default else "")
         cold_s = [sample["cold_s"] for sample in cold[compute]]
         rate, cpu_per_text_s = rates[compute]
         rows += [
