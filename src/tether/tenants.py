@@ -18,6 +18,10 @@ from tether.storage.base import PrincipalRow, Storage, TenantRow, Transaction
 RESERVED_PREFIX = "_"
 """Ids of tenants Tether keeps for itself start with this; no created tenant's id can."""
 
+GLOBAL_TENANT = RESERVED_PREFIX + "global"
+"""The reserved tenant that holds global memory: every tenant may read it, only
+administrators write it; the memory migration 0002 creates it."""
+
 
 class Tenant(BaseModel):
     model_config = ConfigDict(frozen=True)

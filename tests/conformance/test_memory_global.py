@@ -20,9 +20,9 @@ from tether.config import load_settings
 from tether.errors import NotFound, PermissionDenied, TetherError
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryProposal, MemoryStatus, Scope, SourceType, Verdict
-from tether.memory.service import GLOBAL_TENANT
 from tether.principals import Principal
 from tether.storage import open_storage
+from tether.tenants import GLOBAL_TENANT
 
 GLOBAL = (Scope.GLOBAL, "all")
 

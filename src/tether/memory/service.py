@@ -37,16 +37,13 @@ from tether.memory.models import (
 from tether.memory.policy import Facts, PolicyConfig, decide
 from tether.principals import Principal, Role
 from tether.storage.base import MemoryCandidate, Storage, Transaction
+from tether.tenants import GLOBAL_TENANT
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
     from tether.working import WorkingMemory
 
-GLOBAL_TENANT = "_global"
-"""The reserved tenant that holds global memory: every tenant may read it, only
-administrators write it. Its id cannot be a real tenant's (those start with a letter or a
-digit); the memory migration 0002 creates it."""
 
 PARALLEL_VECTOR_ROWS = 10_000
 """From this many vectors in the recalled scopes up, the vector product runs on the
@@ -778,10 +775,7 @@ class Memory:
                 txn.delete_memory(tenant, record.memory_id)
             txn.delete_memory_decisions_for(tenant, "", subject_hash)
             counts = {"memories": len(records)}
-            sessions = [
-                t.thread_id for t in txn.list_threads(tenant, user_id=subject_id, limit=1_000_000)
-            ]
-            erased_threads = erase_user_threads_txn(txn, tenant, subject_id)
+            erased_threads, sessions = erase_user_threads_txn(txn, tenant, subject_id)
             counts.update({name: n for name, n in erased_threads.items() if n})
             txn.insert_memory_tombstone(
                 {

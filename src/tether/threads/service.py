@@ -21,7 +21,7 @@ from tether.ids import IdSource
 from tether.principals import Principal, Role
 from tether.storage.base import Storage, Transaction
 from tether.threads.models import NewTurn, Summary, Thread, Turn, TurnKind
-from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
+from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn, is_held
 
 if TYPE_CHECKING:
     from tether.context.builder import BuiltContext, ContextOptions
@@ -411,7 +411,7 @@ class Threads:
         with self.storage.transaction(tenant) as txn:
             holds = set(txn.list_memory_holds(tenant))
             for thread in txn.list_expired_threads(tenant, now=now, limit=limit):
-                if ("user", thread.user_id) in holds or ("conversation", thread.thread_id) in holds:
+                if is_held(thread, holds):
                     counts["held"] += 1
                     continue
                 turns, summaries = txn.delete_thread(tenant, thread.thread_id)
@@ -441,7 +441,7 @@ class Threads:
         principal.require(Role.ADMIN)
         tenant = principal.tenant_id
         with self.storage.transaction(tenant) as txn:
-            counts = erase_user_threads_txn(txn, tenant, user_id)
+            counts, _ = erase_user_threads_txn(txn, tenant, user_id)
             self._audit.record_txn(
                 txn,
                 tenant_id=tenant,

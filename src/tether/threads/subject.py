@@ -10,6 +10,7 @@ from typing import Any
 
 from tether.errors import Conflict
 from tether.storage.base import Transaction
+from tether.threads.models import Thread
 
 _PAGE = 5000
 
@@ -39,19 +40,25 @@ def export_user_threads_txn(txn: Transaction, tenant_id: str, user_id: str) -> l
     return exported
 
 
-def erase_user_threads_txn(txn: Transaction, tenant_id: str, user_id: str) -> dict[str, int]:
-    """Delete every thread of ``user_id`` with its turns and summaries; counts, no text.
+def is_held(thread: Thread, holds: set[tuple[str, str]]) -> bool:
+    """Whether a legal hold covers the thread (its user, or the conversation itself)."""
+    return ("user", thread.user_id) in holds or ("conversation", thread.thread_id) in holds
+
+
+def erase_user_threads_txn(
+    txn: Transaction, tenant_id: str, user_id: str
+) -> tuple[dict[str, int], list[str]]:
+    """Delete every thread of ``user_id`` with its turns and summaries.
+
+    Returns the counts (no text) and the erased thread ids (the sessions of their working
+    memory).
 
     Raises:
         Conflict: a legal hold covers the user or one of the threads (nothing is deleted).
     """
     threads = txn.list_threads(tenant_id, user_id=user_id, limit=1_000_000)
     holds = set(txn.list_memory_holds(tenant_id))
-    held = [
-        t.thread_id
-        for t in threads
-        if ("user", user_id) in holds or ("conversation", t.thread_id) in holds
-    ]
+    held = [t.thread_id for t in threads if is_held(t, holds)]
     if held:
         raise Conflict(
             f"{len(held)} of the user's threads are under legal hold; release the hold "
@@ -63,4 +70,4 @@ def erase_user_threads_txn(txn: Transaction, tenant_id: str, user_id: str) -> di
         counts["threads"] += 1
         counts["thread_turns"] += turns
         counts["thread_summaries"] += summaries
-    return counts
+    return counts, [t.thread_id for t in threads]
