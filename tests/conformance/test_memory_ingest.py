@@ -1,26 +1,31 @@
-"""The batch API on every backend: near-duplicates found by the narrow index queries,
-vectors of what was actually stored (the redacted text), batched decisions."""
+"""The batch API on every backend: near-duplicates found through the nearest vectors
+(with an embedder) or the narrow index queries (without), vectors of what was actually
+stored (the redacted text), batched decisions, chunks pipelined with the embedder."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
+from tether.errors import StorageUnavailable
+from tether.memory import ingest
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryProposal, Scope, SourceType, Verdict
-from tether.memory.service import scope_key
+from tether.memory.text import scope_key
 from tether.principals import Principal
 
 WORDS = [f"w{n}alpha" for n in range(30)]
 
 
-@pytest.fixture
-def app(backend: TestDatabase) -> Iterator[Tether]:
-    with Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder()) as app:
+@pytest.fixture(params=["vectors"])
+def app(backend: TestDatabase, request: pytest.FixtureRequest) -> Iterator[Tether]:
+    embedder = HashingEmbedder() if request.param == "vectors" else None
+    with Tether.open(backend.settings(), clock=FakeClock(), embedder=embedder) as app:
         app.tenants.create("acme", admin="alice")
         app.tenants.grant(app.tenants.principal("acme", "alice"), "olga", ["operator"])
         yield app
@@ -40,6 +45,10 @@ def olga(app: Tether) -> Principal:
     return app.tenants.principal("acme", "olga")
 
 
+BOTH_WAYS = pytest.mark.parametrize("app", ["vectors", "text index"], indirect=True)
+
+
+@BOTH_WAYS
 @pytest.mark.parametrize(
     ("size", "missing", "reinforced"),
     [
@@ -67,6 +76,7 @@ def test_a_near_duplicate_reinforces_at_every_text_length(
         assert second.action == "created" and second.memory_id != first.memory_id
 
 
+@BOTH_WAYS
 def test_duplicates_within_one_batch_reinforce_and_other_scopes_do_not(app: Tether) -> None:
     text = "The claimant keeps the receipts in a blue folder"
     decisions = app.memory.propose_many(
@@ -114,3 +124,59 @@ def test_every_decision_of_a_batch_is_logged(app: Tether) -> None:
         ).fetchall()
     logged = sorted((row["memory_id"] or "", row["verdict"]) for row in rows)
     assert logged == sorted((d.memory_id or "", d.verdict.value) for d in decisions)
+
+
+@BOTH_WAYS
+def test_a_batch_written_in_chunks_deduplicates_across_them_and_recall_sees_each(
+    app: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "CHUNK", 3)
+    scopes = [(Scope.USER, "u-1")]
+    mode = "lexical" if app.memory.embedder is None else "vector"
+    app.memory.propose(olga(app), proposal("The adjuster visited the flat on Monday"))
+    app.memory.recall(olga(app), "adjuster visit", scopes, mode=mode)  # caches the scope
+    names = ["Anouk", "Bram", "Cees", "Daan", "Eva", "Fenna", "Gijs", "Hugo"]
+    colours = ["amber", "blue", "cyan", "denim", "ebony", "fawn", "green", "hazel"]
+    texts = [f"Claimant {n} owns an {c} bicycle" for n, c in zip(names, colours, strict=True)]
+
+    decisions = app.memory.propose_many(
+        olga(app), [proposal(t) for t in texts] + [proposal(texts[1]), proposal(texts[6])]
+    )
+
+    assert [d.action for d in decisions] == ["created"] * 8 + ["reinforced"] * 2
+    assert [d.memory_id for d in decisions[8:]] == [decisions[1].memory_id, decisions[6].memory_id]
+    for text, decision in zip(texts, decisions, strict=False):
+        hits = app.memory.recall(olga(app), text, scopes, limit=1, mode=mode).hits
+        assert [h.record.memory_id for h in hits] == [decision.memory_id]
+
+
+class FailsOnItsSecondBatch(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.calls += 1
+        if self.calls == 2:
+            raise StorageUnavailable("the embedding service went away")
+        return super().embed(texts)
+
+
+def test_a_failing_chunk_keeps_the_chunks_before_it(
+    app: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "CHUNK", 2)
+    app.memory.embedder = FailsOnItsSecondBatch()
+    words = ("apple", "birch", "cedar", "dune")
+
+    with pytest.raises(StorageUnavailable):
+        app.memory.propose_many(olga(app), [proposal(f"Note {w} about the claim") for w in words])
+
+    with app.storage.transaction("acme", write=False) as txn:
+        stored = txn.list_memories(
+            "acme", scopes=[scope_key("user", "u-1")], statuses=["active"], limit=10
+        )
+    assert sorted(r.text for r in stored) == [
+        "Note apple about the claim",
+        "Note birch about the claim",
+    ]

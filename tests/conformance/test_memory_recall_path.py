@@ -10,7 +10,7 @@ import pytest
 
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
-from tether.memory import service
+from tether.memory import vectors
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
 
@@ -126,7 +126,7 @@ def test_a_recall_of_another_tenant_is_logged_in_its_own_tenant(
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "lexical"])
-def test_vector_scores_on_the_worker_thread_rank_as_inline(
+def test_vector_scores_on_the_worker_threads_rank_as_inline(
     app: Tether, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alice = app.tenants.principal("acme", "alice")
@@ -141,9 +141,10 @@ def test_vector_scores_on_the_worker_thread_rank_as_inline(
             for query in queries
         ]
 
-    monkeypatch.setattr(service, "PARALLEL_VECTOR_ROWS", 10**9)
+    monkeypatch.setattr(vectors, "PARALLEL_VECTOR_ROWS", 10**9)
     inline = recall_all()
-    monkeypatch.setattr(service, "PARALLEL_VECTOR_ROWS", 1)
+    monkeypatch.setattr(vectors, "PARALLEL_VECTOR_ROWS", 1)
+    monkeypatch.setattr(vectors, "BLOCK_ROWS", 2)  # several blocks, several threads
     threaded = recall_all()
 
     assert threaded == inline

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from tether.config import Settings
 from tether.context.tokens import TokenCounter
 from tether.errors import ConfigError, SummarizerFailed
-from tether.memory.service import tokens as content_words
+from tether.memory.text import tokens as content_words
 from tether.threads.models import Turn, TurnKind
 
 

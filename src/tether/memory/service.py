@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +21,7 @@ from tether.audit import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource
+from tether.memory.ingest import GRACE, Ingest, global_actor
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
@@ -32,9 +30,10 @@ from tether.memory.models import (
     PolicyDecision,
     Scope,
     SourceType,
-    Verdict,
 )
-from tether.memory.policy import Facts, PolicyConfig, decide
+from tether.memory.policy import PolicyConfig
+from tether.memory.text import scope_key, tokens
+from tether.memory.vectors import ScopeVectors
 from tether.principals import Principal, Role
 from tether.storage.base import MemoryCandidate, Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
@@ -43,83 +42,6 @@ from tether.threads.subject import erase_user_threads_txn, export_user_threads_t
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
     from tether.working import WorkingMemory
-
-
-PARALLEL_VECTOR_ROWS = 10_000
-"""From this many vectors in the recalled scopes up, the vector product runs on the
-recall worker thread while the full-text query runs; below, the hand-off costs more
-than it saves."""
-
-GRACE = timedelta(days=7)
-"""How long a forgotten or superseded memory is kept (hidden) before it is purged."""
-
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "up",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
-)
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class RecallHit(BaseModel):
@@ -137,14 +59,6 @@ class RecallResult(BaseModel):
     hits: list[RecallHit]
     filtered_out: dict[str, int]
     lexical_only: bool
-
-
-def scope_key(scope: Scope | str, scope_id: str) -> str:
-    return f"{Scope(scope).value}:{scope_id}"
-
-
-def tokens(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS and len(w) > 1]
 
 
 def format_for_prompt(hits: Iterable[RecallHit]) -> str:
@@ -176,12 +90,11 @@ class Memory:
         self._ids = ids
         self._audit = audit
         self.embedder = embedder
+        self._vectors = ScopeVectors()
+        self._ingest = Ingest(storage, clock, ids, audit, self._vectors)
         self._access: Counter[tuple[str, str]] = Counter()
         self._access_lock = threading.Lock()
-        self._vector_cache: dict[tuple[str, str, tuple[str, ...]], tuple[list[str], Any]] = {}
         self._recall_log: list[dict[str, Any]] = []
-        self._workers: ThreadPoolExecutor | None = None
-        self._workers_pid = 0
         self.flush_every = 200
         self.log_every = 20
         self.working: WorkingMemory | None = None
@@ -235,281 +148,16 @@ class Memory:
     def propose_many(
         self, principal: Principal, proposals: Sequence[MemoryProposal]
     ) -> list[PolicyDecision]:
-        """The batch API: every proposal goes through the policy in one transaction.
+        """The batch API: every proposal goes through the policy, in order.
 
-        The texts are embedded in one call *before* the write transaction opens (only a
-        text the policy redacted is embedded again), so the write lock is never held
-        while the model runs; decisions and vectors are written in batches.
-
-        Global memory is kept in the reserved tenant :data:`GLOBAL_TENANT`: those records
-        are written in a transaction of that tenant after the policy decided, and the
-        decisions are logged in the proposer's tenant.
+        The texts are embedded before a write transaction opens, so the write lock is
+        never held while the model runs; a large batch is written in chunks (see
+        :mod:`tether.memory.ingest`), each its own transaction, while the next chunk is
+        embedded.
         """
-        tenant = principal.tenant_id
-        config = self.policy(principal)
-        now = self._clock.now()
-        embedded = self._embed_texts([proposal.text for proposal in proposals])
-        decisions: list[PolicyDecision] = []
-        written: list[tuple[MemoryRecord, int]] = []
-        logged: list[dict[str, Any]] = []
-        deferred: list[int] = []
-        with self._storage.transaction(tenant) as txn:
-            facts = Facts(
-                effect_recorded=lambda key: _effect_recorded(txn, tenant, key),
-                has_consent=lambda user: txn.has_memory_consent(tenant, user, "preferences"),
-                run_writes=lambda run_id: txn.count_run_memories(tenant, run_id),
-            )
-            for position, proposal in enumerate(proposals):
-                decision = decide(proposal, principal, config, facts)
-                decisions.append(decision)
-                if decision.verdict is Verdict.REFUSED:
-                    logged.append(self._decision_row(principal, proposal, decision, now))
-                elif proposal.scope is Scope.GLOBAL:
-                    deferred.append(position)
-                else:
-                    decision = self._apply_txn(
-                        txn, principal, tenant, proposal, decision, config, now, position, written
-                    )
-                    decisions[position] = decision
-                    logged.append(self._decision_row(principal, proposal, decision, now))
-            txn.insert_memory_decisions(logged)
-            self._store_vectors_txn(txn, written, proposals, embedded)
-        if deferred:
-            self._propose_global(principal, proposals, decisions, deferred, config, now, embedded)
-        return decisions
-
-    def _apply_txn(
-        self,
-        txn: Transaction,
-        principal: Principal,
-        tenant: str,
-        proposal: MemoryProposal,
-        decision: PolicyDecision,
-        config: PolicyConfig,
-        now: datetime,
-        position: int,
-        written: list[tuple[MemoryRecord, int]],
-    ) -> PolicyDecision:
-        memory_id, action, record = self._write_txn(
-            txn, principal, tenant, proposal, decision, config, now
+        return self._ingest.propose_many(
+            principal, proposals, self.policy(principal), self.embedder
         )
-        if record is not None:
-            written.append((record, position))
-        return decision.model_copy(update={"memory_id": memory_id, "action": action})
-
-    def _propose_global(
-        self,
-        principal: Principal,
-        proposals: Sequence[MemoryProposal],
-        decisions: list[PolicyDecision],
-        positions: list[int],
-        config: PolicyConfig,
-        now: datetime,
-        embedded: Any,
-    ) -> None:
-        written: list[tuple[MemoryRecord, int]] = []
-        with self._storage.transaction(GLOBAL_TENANT) as txn:
-            for position in positions:
-                decisions[position] = self._apply_txn(
-                    txn,
-                    principal,
-                    GLOBAL_TENANT,
-                    proposals[position],
-                    decisions[position],
-                    config,
-                    now,
-                    position,
-                    written,
-                )
-            self._store_vectors_txn(txn, written, proposals, embedded)
-        with self._storage.transaction(principal.tenant_id) as txn:
-            txn.insert_memory_decisions(
-                [self._decision_row(principal, proposals[p], decisions[p], now) for p in positions]
-            )
-
-    def _decision_row(
-        self,
-        principal: Principal,
-        proposal: MemoryProposal,
-        decision: PolicyDecision,
-        now: datetime,
-    ) -> dict[str, Any]:
-        tenant = principal.tenant_id
-        return {
-            "tenant_id": tenant,
-            "decision_id": str(self._ids.new_id()),
-            "at": now,
-            "principal_id": principal.principal_id,
-            "verdict": decision.verdict.value,
-            "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
-            "findings": canonical.dumps(decision.findings),
-            "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
-            "subject_hashes": canonical.dumps(
-                [self._audit.subject_hash(tenant, s) for s in self._subjects(proposal)]
-            ),
-            "memory_id": decision.memory_id,
-            "run_id": proposal.run_id,
-        }
-
-    def _embed_texts(self, texts: list[str]) -> Any:
-        if self.embedder is None or not texts:
-            return None
-        return self.embedder.embed(texts)
-
-    def _subjects(self, proposal: MemoryProposal) -> list[str]:
-        subjects = set(proposal.subjects)
-        if proposal.scope is Scope.USER:
-            subjects.add(proposal.scope_id)
-        return sorted(subjects)
-
-    def _write_txn(
-        self,
-        txn: Transaction,
-        principal: Principal,
-        tenant: str,
-        proposal: MemoryProposal,
-        decision: PolicyDecision,
-        config: PolicyConfig,
-        now: datetime,
-    ) -> tuple[str, str, MemoryRecord | None]:
-        text = decision.redacted_text
-        held = decision.verdict is Verdict.HELD
-        previous = None
-        if proposal.fact_key:
-            current = [
-                r
-                for r in txn.list_memories_by_fact_key(
-                    tenant, proposal.scope.value, proposal.scope_id, proposal.fact_key
-                )
-                if r.status is MemoryStatus.ACTIVE
-            ]
-            previous = current[-1] if current else None
-        if previous is None and not held and config.reinforce_similarity is not None:
-            twin = self._near_duplicate_txn(
-                txn, tenant, proposal, text, config.reinforce_similarity
-            )
-            if twin is not None:
-                reinforced = twin.model_copy(
-                    update={
-                        "confidence": min(1.0, max(twin.confidence, proposal.confidence) + 0.05),
-                        "updated_at": now,
-                    }
-                )
-                txn.update_memory(reinforced)
-                return twin.memory_id, "reinforced", None
-        valid_from = proposal.valid_from or now
-        retention = decision.retention_days
-        record = MemoryRecord(
-            tenant_id=tenant,
-            memory_id=str(self._ids.new_id()),
-            scope=proposal.scope,
-            scope_id=proposal.scope_id,
-            subjects=self._subjects(proposal),
-            kind=proposal.kind,
-            fact_key=proposal.fact_key,
-            text=text,
-            tags=sorted(set(proposal.tags)),
-            source_type=proposal.source_type,
-            source_ref=proposal.source_ref,
-            source_version=proposal.source_version,
-            created_by=(
-                principal.principal_id
-                if tenant == principal.tenant_id
-                else _global_actor(principal)
-            ),
-            approved_by=None,
-            confidence=proposal.confidence,
-            sensitivity=proposal.sensitivity,
-            valid_from=valid_from,
-            valid_to=proposal.valid_to,
-            created_at=now,
-            updated_at=now,
-            expires_at=now + timedelta(days=retention) if retention else None,
-            supersedes=previous.memory_id if previous else None,
-            superseded_by=None,
-            superseded_at=None,
-            access_count=0,
-            last_access=None,
-            status=MemoryStatus.PENDING if held else MemoryStatus.ACTIVE,
-            purge_after=None,
-        )
-        txn.insert_memory(record)
-        if previous is not None and not held:
-            txn.update_memory(
-                previous.model_copy(
-                    update={
-                        "status": MemoryStatus.SUPERSEDED,
-                        "superseded_by": record.memory_id,
-                        "superseded_at": now,
-                        "valid_to": valid_from,
-                        "updated_at": now,
-                        "purge_after": now + GRACE * 52,
-                    }
-                )
-            )
-        if held:
-            return record.memory_id, "held", record
-        return record.memory_id, "superseded" if previous else "created", record
-
-    def _near_duplicate_txn(
-        self,
-        txn: Transaction,
-        tenant: str,
-        proposal: MemoryProposal,
-        text: str,
-        threshold: float,
-    ) -> MemoryRecord | None:
-        """An active memory of the same kind and scope whose words overlap ``text``'s by
-        ``threshold`` (Jaccard) or more.
-
-        A twin must hold all but ``spare`` of the new text's words, so for texts of up to
-        19 words (at 0.9) the index is asked, unranked, only for texts holding all or all
-        but one of them; longer texts take the 20 best-ranked texts sharing any word.
-        """
-        words = set(tokens(text))
-        if not words:
-            return None
-        spare = len(words) - math.ceil(threshold * len(words) - 1e-9)
-        candidates = txn.search_memories_text(
-            tenant,
-            words=sorted(words),
-            scopes=[scope_key(proposal.scope, proposal.scope_id)],
-            limit=20 if spare > 1 else 200,
-            spare=spare,
-        )
-        for record, _ in candidates:
-            if record.status is not MemoryStatus.ACTIVE or record.kind is not proposal.kind:
-                continue
-            other = set(tokens(record.text))
-            if other and len(words & other) / len(words | other) >= threshold:
-                return record
-        return None
-
-    def _store_vectors_txn(
-        self,
-        txn: Transaction,
-        written: Sequence[tuple[MemoryRecord, int]],
-        proposals: Sequence[MemoryProposal],
-        embedded: Any,
-    ) -> None:
-        """Store the vectors of ``written`` records, reusing the texts embedded up front."""
-        if self.embedder is None or not written or embedded is None:
-            return
-        redacted = [
-            index
-            for index, (record, position) in enumerate(written)
-            if record.text != proposals[position].text
-        ]
-        again = self.embedder.embed([written[i][0].text for i in redacted]) if redacted else None
-        replaced = dict(zip(redacted, again if again is not None else [], strict=True))
-        rows = []
-        for index, (record, position) in enumerate(written):
-            vector = replaced[index] if index in replaced else embedded[position]
-            rows.append((record.memory_id, vector.astype("float32").tobytes()))
-        txn.upsert_memory_vectors(
-            written[0][0].tenant_id, self.embedder.id, int(self.embedder.dim), rows
-        )
-        self._vector_cache.clear()
 
     def approve(self, principal: Principal, memory_id: str) -> MemoryRecord:
         """Activate a held memory (approver, operator or admin; not its proposer).
@@ -528,14 +176,14 @@ class Memory:
                 return approved
         if not principal.has_role(Role.ADMIN):
             raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
-        actor = _global_actor(principal)
+        actor = global_actor(principal)
         with self._storage.transaction(GLOBAL_TENANT) as txn:
             record = txn.get_memory(GLOBAL_TENANT, memory_id)
             if record is None:
                 raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
             approved = self._approved(record, actor, actor, now)
             txn.update_memory(approved)
-        self._vector_cache.clear()
+        self._vectors.clear()
         with self._storage.transaction(principal.tenant_id) as txn:
             self._audit_txn(txn, principal, "memory.approved", approved)
         return approved
@@ -623,7 +271,7 @@ class Memory:
             )
             txn.update_memory(forgotten)
             self._audit_txn(txn, principal, "memory.forgotten", forgotten)
-        self._vector_cache.clear()
+        self._vectors.clear()
         return forgotten
 
     def invalidate_source(self, principal: Principal, source_ref: str, new_version: str) -> int:
@@ -745,7 +393,7 @@ class Memory:
                     target=f"tenant:{tenant}",
                     details=dict(counts),
                 )
-        self._vector_cache.clear()
+        self._vectors.clear()
         return dict(counts)
 
     def erase_subject(self, principal: Principal, subject_id: str) -> dict[str, int]:
@@ -796,7 +444,7 @@ class Memory:
                 details=counts,
                 subjects=[subject_id],
             )
-        self._vector_cache.clear()
+        self._vectors.clear()
         self._erase_working_memory(principal, subject_id, sessions, counts)
         self._storage_vacuum_after_erasure()
         return counts
@@ -885,7 +533,7 @@ class Memory:
                         ],
                     )
                 done += len(chunk)
-        self._vector_cache.clear()
+        self._vectors.clear()
         return done
 
     # -- reading -------------------------------------------------------------------------
@@ -965,9 +613,11 @@ class Memory:
         with self._storage.transaction(tenant, write=False) as txn:
             for owner, owned in owners.items():
                 pending = None
-                if query_vector is not None:
-                    cached = self._scope_matrix_txn(txn, owner, owned)
-                    pending = self._score_vectors(cached, query_vector, pool, parallel=bool(words))
+                if query_vector is not None and self.embedder is not None:
+                    cached = self._vectors.matrix_txn(txn, owner, self.embedder.id, owned)
+                    pending = self._vectors.top_scores(
+                        cached, query_vector, pool, parallel=bool(words)
+                    )
                 if words:
                     for candidate, score in txn.search_memory_candidates(
                         owner, words=words, scopes=owned, limit=pool
@@ -1029,42 +679,6 @@ class Memory:
             lexical_only=not use_vector,
         )
 
-    def _scope_matrix_txn(
-        self, txn: Transaction, tenant: str, keys: list[str]
-    ) -> tuple[list[str], Any]:
-        """The scopes' vectors as one contiguous float32 matrix, cached per process until
-        a write of this instance clears it."""
-        import numpy as np
-
-        embedder_id = "" if self.embedder is None else self.embedder.id
-        cache_key = (tenant, embedder_id, tuple(keys))
-        cached = self._vector_cache.get(cache_key)
-        if cached is None:
-            rows = txn.list_scope_vectors(tenant, embedder_id=embedder_id, scopes=keys)
-            ids = [memory_id for memory_id, _ in rows]
-            matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-            matrix = matrix.reshape(len(ids), -1) if ids else matrix.reshape(0, 1)
-            cached = (ids, np.ascontiguousarray(matrix))
-            self._vector_cache[cache_key] = cached
-        return cached
-
-    def _score_vectors(
-        self, cached: tuple[list[str], Any], query: Any, pool: int, *, parallel: bool
-    ) -> Callable[[], dict[str, float]]:
-        """Score ``query`` against the cached matrix; with ``parallel`` and a matrix big
-        enough to be worth a thread hand-off, on the recall worker thread, so the product
-        runs while the caller's full-text query does. Returns how to get the scores."""
-        if not parallel or len(cached[0]) < PARALLEL_VECTOR_ROWS:
-            scores = _top_scores(cached, query, pool)
-            return lambda: scores
-        with self._access_lock:
-            if self._workers is None or self._workers_pid != os.getpid():
-                # A forked child inherits the pool object but not its thread: make its own.
-                self._workers = ThreadPoolExecutor(1, thread_name_prefix="tether-recall")
-                self._workers_pid = os.getpid()
-            workers = self._workers
-        return workers.submit(_top_scores, cached, query, pool).result
-
     def _log_recall(self, row: dict[str, Any], hits: list[tuple[str, str]]) -> None:
         """Buffer the recall's log row and its access counts; write both once
         ``log_every`` recalls or ``flush_every`` hits are waiting (see :meth:`flush_access`)."""
@@ -1121,50 +735,6 @@ class Memory:
             details={"scope": record.scope.value, "kind": record.kind.value},
             subjects=record.subjects,
         )
-
-
-def _global_actor(principal: Principal) -> str:
-    """How a global record names who wrote or approved it: tenant and principal (a ``/``
-    no principal id may contain), so principals of different tenants never collide."""
-    return f"{principal.tenant_id}/{principal.principal_id}"
-
-
-def _effect_recorded(txn: Transaction, tenant: str, key: str) -> bool:
-    parts = key.split(":")
-    if len(parts) < 5:
-        return False
-    run_id, node, visit, position = parts[0], parts[1], parts[2], parts[3]
-    if not (visit.isdigit() and position.isdigit()):
-        return False
-    for entry in txn.list_journal_visit(tenant, run_id, node, int(visit)):
-        if (
-            entry.position == int(position)
-            and entry.idempotency_key == key
-            and entry.result is not None
-        ):
-            return True
-    return False
-
-
-def _top_scores(cached: tuple[list[str], Any], query: Any, pool: int) -> dict[str, float]:
-    """Cosine of ``query`` with every row of the cached matrix (one matrix-vector
-    product), and the ``pool`` best by memory id.
-
-    The product is numpy's own ``einsum`` loop rather than BLAS ``gemv``: over a
-    row-major float32 matrix it streams the rows at memory bandwidth (8 ms for
-    100,000 x 384 where ``matrix @ query`` took 16-24 ms, worse with more BLAS threads).
-    """
-    import numpy as np
-
-    ids, matrix = cached
-    if not ids:
-        return {}
-    scores = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=np.float32))
-    if len(scores) > pool:
-        top = np.argpartition(scores, len(scores) - pool)[-pool:]
-    else:
-        top = np.arange(len(scores))
-    return {ids[i]: float(scores[i]) for i in top}
 
 
 def _min_max(scores: dict[str, float]) -> dict[str, float]:

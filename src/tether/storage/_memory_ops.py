@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
@@ -19,14 +20,40 @@ from tether.memory.models import (
     SourceType,
 )
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.base import MemoryCandidate
+from tether.storage.base import MemoryCandidate, TextMatch
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 
 
+_CONSONANTS = "bcdfghjklmnpqrstvwxz"
+SCOPE_PREFIX_LENGTH = 12
+_INDEXED_WORD = re.compile(r"[^\W_]+")
+
+
 def scope_token(tenant_id: str, scope: str) -> str:
-    """One full-text token per (tenant, scope), so the index itself narrows a search."""
-    return "s" + hashlib.sha256(f"{tenant_id}\x00{scope}".encode()).hexdigest()[:24]
+    """A prefix of :data:`SCOPE_PREFIX_LENGTH` letters per (tenant, scope) that a backend
+    with its own full-text index (SQLite's FTS5) puts in front of every indexed word, so
+    each scope has its own terms.
+
+    A search then reads only its scope's posting lists, and bm25's document frequencies
+    are the scope's own: no pass over a whole scope to count a scope-wide token. The
+    prefix is consonants only (no ``y``), so the Porter stemmer measures the word exactly
+    as it would without it. Two scopes sharing a prefix (a 1 in 4e15 chance per pair)
+    would only share term statistics: every search re-checks tenant and scope.
+    """
+    digest = hashlib.sha256(f"{tenant_id}\x00{scope}".encode()).digest()
+    number = int.from_bytes(digest[:8], "big")
+    letters = []
+    for _ in range(SCOPE_PREFIX_LENGTH):
+        number, digit = divmod(number, len(_CONSONANTS))
+        letters.append(_CONSONANTS[digit])
+    return "".join(letters)
+
+
+def scoped_terms(prefix: str, text: str) -> str:
+    """``text`` as the full-text index stores it: each word (letters and digits, as the
+    unicode61 tokenizer splits them) behind the scope's prefix."""
+    return " ".join(prefix + word for word in _INDEXED_WORD.findall(text))
 
 
 _TIMES = (
@@ -198,23 +225,10 @@ class MemoryOps(QueryTransaction):
         of at least one of ``groups``."""
 
     def search_memories_text(
-        self,
-        tenant_id: str,
-        *,
-        words: Sequence[str],
-        scopes: Sequence[str],
-        limit: int,
-        spare: int | None = None,
+        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        """Best-ranked records of ``scopes`` that contain the words.
-
-        ``spare=None`` matches any of the words, best bm25 / ``ts_rank`` first.
-        ``spare=0`` matches only texts holding every word and ``spare=1`` every word but
-        at most one: narrow queries, answered *unranked* (score 0.0, in no particular
-        order) because the caller checks every candidate (the near-duplicate check uses
-        them). A larger ``spare`` matches any word, ranked; the caller filters.
-        """
-        rows = self._text_rows(tenant_id, words, scopes, limit, spare)
+        """Best-ranked records of ``scopes`` holding any of the words (bm25 / ``ts_rank``)."""
+        rows = self._text_rows(tenant_id, [[w] for w in words], scopes, limit, ranked=True)
         return [(self._memory(row), float(row["lexical_score"])) for row in rows]
 
     def search_memory_candidates(
@@ -222,33 +236,57 @@ class MemoryOps(QueryTransaction):
     ) -> list[tuple[MemoryCandidate, float]]:
         """The ranked search of :meth:`search_memories_text` (any word, best first), as
         candidates: recall builds whole records only for its final hits."""
-        rows = self._text_rows(tenant_id, words, scopes, limit, None)
+        rows = self._text_rows(tenant_id, [[w] for w in words], scopes, limit, ranked=True)
         return [(self._candidate(row), float(row["lexical_score"])) for row in rows]
+
+    def match_memory_texts(
+        self,
+        tenant_id: str,
+        *,
+        words: Sequence[str],
+        scopes: Sequence[str],
+        at_least: int,
+        limit: int,
+    ) -> list[TextMatch]:
+        """Memories of ``scopes`` holding at least ``at_least`` of ``words``, unranked and
+        in no particular order (the caller checks each): one index query whose groups
+        are every ``at_least``-word combination."""
+        unique = list(dict.fromkeys(words))
+        if not 1 <= at_least <= len(unique):
+            return []
+        groups = [list(group) for group in itertools.combinations(unique, at_least)]
+        rows = self._text_rows(tenant_id, groups, scopes, limit, ranked=False)
+        return [
+            TextMatch(
+                memory_id=row["memory_id"],
+                text=row["text"],
+                kind=MemoryKind(row["kind"]),
+                status=MemoryStatus(row["status"]),
+            )
+            for row in rows
+        ]
 
     def _text_rows(
         self,
         tenant_id: str,
-        words: Sequence[str],
+        groups: Sequence[Sequence[str]],
         scopes: Sequence[str],
         limit: int,
-        spare: int | None,
+        *,
+        ranked: bool,
     ) -> list[Row]:
-        clean = list(dict.fromkeys(w for w in (re.sub(r"[^\w]", "", word) for word in words) if w))
+        cleaned = (
+            tuple(w for w in (re.sub(r"[^\w]", "", word) for word in group) if w)
+            for group in groups
+        )
+        clean = list(dict.fromkeys(group for group in cleaned if group))
         if not clean or not scopes:
             return []
-        query = "match_memories_text"
-        if spare == 0:
-            groups: list[list[str]] = [clean]
-        elif spare == 1 and len(clean) > 1:
-            groups = [clean[:i] + clean[i + 1 :] for i in range(len(clean))]
-        else:
-            groups = [[word] for word in clean]
-            query = "search_memories_text"
         return self._fetch(
-            query,
+            "search_memories_text" if ranked else "match_memories_text",
             {
                 "tenant_id": tenant_id,
-                "match": self._text_query(tenant_id, groups, scopes),
+                "match": self._text_query(tenant_id, clean, scopes),
                 "scopes": self._array_in(scopes),
                 "limit": limit,
             },

@@ -106,6 +106,16 @@ class MemoryCandidate:
 
 
 @dataclass(frozen=True)
+class TextMatch:
+    """A memory a word query matched, with what the near-duplicate check compares."""
+
+    memory_id: str
+    text: str
+    kind: MemoryKind
+    status: MemoryStatus
+
+
+@dataclass(frozen=True)
 class WorkingRow:
     """One live working-memory entry: its key, canonical JSON value and expiry."""
 
@@ -234,14 +244,17 @@ class Transaction(Protocol):
         self, tenant_id: str, source_ref: str, source_version: str
     ) -> list[MemoryRecord]: ...
     def search_memories_text(
+        self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
+    ) -> list[tuple[MemoryRecord, float]]: ...
+    def match_memory_texts(
         self,
         tenant_id: str,
         *,
         words: Sequence[str],
         scopes: Sequence[str],
+        at_least: int,
         limit: int,
-        spare: int | None = None,
-    ) -> list[tuple[MemoryRecord, float]]: ...
+    ) -> list[TextMatch]: ...
     def list_subject_memories(self, tenant_id: str, subject_id: str) -> list[MemoryRecord]: ...
     def delete_memory(self, tenant_id: str, memory_id: str) -> None: ...
     def upsert_memory_vector(

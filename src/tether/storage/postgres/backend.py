@@ -132,10 +132,10 @@ class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOp
         return " | ".join("(" + " & ".join(group) + ")" for group in groups)
 
     def _index_text(self, text: str, scope_token: str) -> int | None:
-        return None  # memories.tsv is a generated column
+        return None  # insert_memory fills memories.tsv; a trigger fills memory_terms
 
     def _unindex_text(self, row: Row) -> None:
-        return None  # the tsvector goes with the row
+        return None  # the tsvector goes with the row, its terms with a trigger
 
     def _array_in(self, values: Sequence[str]) -> list[str]:
         return list(values)
@@ -302,6 +302,7 @@ class PostgresStorage:
         """
         tables = (
             "memories",
+            "memory_terms",
             "memory_vectors",
             "memory_subjects",
             "memory_decisions",
@@ -341,8 +342,8 @@ class PostgresStorage:
             raise PermissionDenied(
                 "the erasure is committed, but this login role may not VACUUM FULL the memory "
                 "tables, so erased bytes may remain in free pages until they are reused; run "
-                "the erasure (or VACUUM FULL memories, memory_vectors, memory_subjects, "
-                "memory_decisions) as the tables' owner"
+                "the erasure (or VACUUM FULL memories, memory_terms, memory_vectors, "
+                "memory_subjects, memory_decisions) as the tables' owner"
             ) from exc
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url)

@@ -474,6 +474,46 @@ CREATE POLICY global_read ON memories FOR SELECT TO tether_app
 CREATE POLICY global_read ON memory_vectors FOR SELECT TO tether_app
     USING (tenant_id = '_global');
 
+-- memory 0004: the lexemes of every memory by tenant and scope, for full-text search.
+CREATE TABLE memory_terms (
+    tenant_id  text NOT NULL,
+    scope_key  text NOT NULL,
+    term       text NOT NULL,
+    memory_id  text NOT NULL,
+    weight     double precision NOT NULL,
+    PRIMARY KEY (tenant_id, scope_key, term, memory_id) INCLUDE (weight)
+);
+
+CREATE FUNCTION tether_memory_terms() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        DELETE FROM memory_terms
+        WHERE tenant_id = OLD.tenant_id AND scope_key = OLD.scope || ':' || OLD.scope_id
+          AND term = ANY (tsvector_to_array(OLD.tsv)) AND memory_id = OLD.memory_id;
+        RETURN OLD;
+    END IF;
+    INSERT INTO memory_terms (tenant_id, scope_key, term, memory_id, weight)
+    SELECT NEW.tenant_id, NEW.scope || ':' || NEW.scope_id, t.lexeme, NEW.memory_id,
+           (SELECT sum(1.0 / (j * j)) FROM generate_series(1, cardinality(t.positions)) AS j)
+    FROM unnest(NEW.tsv) AS t;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER memories_terms AFTER INSERT OR DELETE ON memories
+    FOR EACH ROW EXECUTE FUNCTION tether_memory_terms();
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory_terms TO tether_app, tether_system;
+
+ALTER TABLE memory_terms ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_terms FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory_terms TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON memory_terms TO tether_system USING (true) WITH CHECK (true);
+CREATE POLICY global_read ON memory_terms FOR SELECT TO tether_app
+    USING (tenant_id = '_global');
+
 -- working_memory
 
 CREATE TABLE working_memory (
@@ -621,6 +661,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),
+       ('memory', 4, 'search_terms', now()),
        ('working_memory', 1, 'initial', now()),
        ('threads', 1, 'initial', now()),
        ('procedures', 1, 'initial', now());

@@ -26,7 +26,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
-from tether.storage._memory_ops import MemoryOps, scope_token
+from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
@@ -88,7 +88,7 @@ class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps)
 
     def _index_text(self, text: str, scope_token: str) -> int | None:
         cursor = self.connection.execute(
-            self._queries["insert_memory_fts"], {"text": text, "scope_token": scope_token}
+            self._queries["insert_memory_fts"], {"terms": scoped_terms(scope_token, text)}
         )
         if cursor.lastrowid is None:
             raise StorageError("the full-text index returned no row id")
@@ -103,9 +103,12 @@ class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps)
     def _text_query(
         self, tenant_id: str, groups: Sequence[Sequence[str]], scopes: Sequence[str]
     ) -> str:
-        terms = " OR ".join("(" + " AND ".join(f'"{w}"' for w in group) + ")" for group in groups)
-        within = " OR ".join(scope_token(tenant_id, scope) for scope in scopes)
-        return f"scope_token : ({within}) AND text : ({terms})"
+        prefixes = [scope_token(tenant_id, scope) for scope in scopes]
+        return " OR ".join(
+            "(" + " AND ".join(f'"{prefix}{word}"' for word in group) + ")"
+            for prefix in prefixes
+            for group in groups
+        )
 
     def _array_in(self, values: Sequence[str]) -> str:
         return canonical.dumps(list(values))
@@ -161,6 +164,8 @@ class SQLiteStorage:
                 timeout=self._settings.sqlite_busy_timeout_ms / 1000,
             )
             conn.row_factory = sqlite3.Row
+            # The memory migration that rebuilds the full-text index calls it.
+            conn.create_function("tether_scoped_terms", 3, _scoped_terms_sql, deterministic=True)
             conn.execute(f"PRAGMA busy_timeout = {int(self._settings.sqlite_busy_timeout_ms)}")
             self._enable_wal(conn)
             conn.execute(f"PRAGMA synchronous = {self._settings.sqlite_synchronous}")
@@ -321,6 +326,10 @@ class SQLiteStorage:
             connections, self._connections = self._connections, []
         for conn in connections:
             conn.close()
+
+
+def _scoped_terms_sql(tenant_id: str, scope: str, text: str) -> str:
+    return scoped_terms(scope_token(tenant_id, scope), text)
 
 
 def split_statements(script: str) -> list[str]:

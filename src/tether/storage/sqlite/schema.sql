@@ -219,8 +219,9 @@ CREATE INDEX memories_by_kind ON memories (tenant_id, kind, status, scope, scope
 CREATE INDEX memories_by_source ON memories (tenant_id, source_ref, source_version);
 CREATE INDEX memories_by_fts_rowid ON memories (fts_rowid);
 
+-- Each word behind its (tenant, scope) prefix: see tether.storage._memory_ops.scope_token.
 CREATE VIRTUAL TABLE memory_fts USING fts5 (
-    text, scope_token, tokenize = 'porter unicode61 remove_diacritics 2'
+    terms, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TABLE memory_subjects (
@@ -405,6 +406,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('working_memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('threads', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('procedures', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));

@@ -25,8 +25,14 @@ WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 SELECT * FROM memories WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 
 -- name: get_memories
-SELECT * FROM memories
-WHERE tenant_id = %(tenant_id)s AND memory_id = ANY(%(memory_ids)s::text[]);
+-- One primary-key probe per id, whatever the planner believes of the table (a tenant
+-- equality next to the row-level policy's looks like two rows without statistics).
+SELECT m.* FROM (SELECT DISTINCT unnest(%(memory_ids)s::text[])) AS wanted (memory_id)
+CROSS JOIN LATERAL (
+    SELECT * FROM memories
+    WHERE tenant_id = %(tenant_id)s AND memory_id = wanted.memory_id
+    LIMIT 1
+) AS m;
 
 -- name: list_memories
 SELECT * FROM memories
@@ -48,18 +54,45 @@ WHERE tenant_id = %(tenant_id)s AND source_ref = %(source_ref)s AND status = 'ac
   AND (source_version IS NULL OR source_version != %(source_version)s);
 
 -- name: search_memories_text
+-- Candidates come from memory_terms by text equality (under row-level security the GIN
+-- index on tsv is never used: @@ is not leakproof). Their summed term weights order them
+-- as ts_rank would (memory 0004), so only the best few are read, by primary key, and
+-- ranked; twice the limit leaves room for rounding between the two.
+WITH hits AS (
+    SELECT t.memory_id, sum(t.weight) AS weight FROM memory_terms t
+    WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = ANY(%(scopes)s::text[])
+      AND t.term = ANY(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+    GROUP BY t.memory_id
+    ORDER BY weight DESC, t.memory_id
+    LIMIT 2 * %(limit)s
+)
 SELECT m.*, ts_rank(m.tsv, to_tsquery('english', %(match)s)) AS lexical_score
-FROM memories m
-WHERE m.tsv @@ to_tsquery('english', %(match)s) AND m.tenant_id = %(tenant_id)s
+FROM hits
+CROSS JOIN LATERAL (
+    SELECT * FROM memories
+    WHERE tenant_id = %(tenant_id)s AND memory_id = hits.memory_id
+    LIMIT 1
+) AS m
+WHERE m.tsv @@ to_tsquery('english', %(match)s)
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
-ORDER BY lexical_score DESC
+ORDER BY lexical_score DESC, m.memory_id
 LIMIT %(limit)s;
 
 -- name: match_memories_text
--- Unranked: every candidate is checked by the caller.
+-- Unranked: every candidate is checked by the caller. Candidates as search_memories_text's.
+WITH hits AS (
+    SELECT DISTINCT t.memory_id FROM memory_terms t
+    WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = ANY(%(scopes)s::text[])
+      AND t.term = ANY(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+)
 SELECT m.*, 0.0 AS lexical_score
-FROM memories m
-WHERE m.tsv @@ to_tsquery('english', %(match)s) AND m.tenant_id = %(tenant_id)s
+FROM hits
+CROSS JOIN LATERAL (
+    SELECT * FROM memories
+    WHERE tenant_id = %(tenant_id)s AND memory_id = hits.memory_id
+    LIMIT 1
+) AS m
+WHERE m.tsv @@ to_tsquery('english', %(match)s)
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
 LIMIT %(limit)s;
 
@@ -91,9 +124,17 @@ ON CONFLICT (tenant_id, memory_id, embedder_id) DO UPDATE SET dim = excluded.dim
 DELETE FROM memory_vectors WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 
 -- name: list_scope_vectors
-SELECT v.memory_id, v.vector FROM memory_vectors v
-JOIN memories m ON m.tenant_id = v.tenant_id AND m.memory_id = v.memory_id
-WHERE v.tenant_id = %(tenant_id)s AND v.embedder_id = %(embedder_id)s
+-- The scopes' memories, then one primary-key probe per memory for its vector: linear
+-- whatever the statistics say (a plain join planned on none, with a tenant equality
+-- next to the row-level policy's, became a nested loop re-scanning the tenant per row).
+SELECT v.memory_id, v.vector FROM memories m
+CROSS JOIN LATERAL (
+    SELECT mv.memory_id, mv.vector FROM memory_vectors mv
+    WHERE mv.tenant_id = %(tenant_id)s AND mv.memory_id = m.memory_id
+      AND mv.embedder_id = %(embedder_id)s
+    LIMIT 1
+) AS v
+WHERE m.tenant_id = %(tenant_id)s
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[]);
 
 -- name: insert_memory_decision

@@ -2,7 +2,7 @@
 -- Scope lists arrive as a JSON array of 'scope:scope_id' strings.
 
 -- name: insert_memory_fts
-INSERT INTO memory_fts (text, scope_token) VALUES (:text, :scope_token);
+INSERT INTO memory_fts (terms) VALUES (:terms);
 
 -- name: delete_memory_fts
 DELETE FROM memory_fts WHERE rowid = :fts_rowid;
@@ -54,10 +54,10 @@ WHERE tenant_id = :tenant_id AND source_ref = :source_ref AND status = 'active'
   AND (source_version IS NULL OR source_version != :source_version);
 
 -- name: search_memories_text
--- The match names the tenant's scope tokens, so the index's own top hits are in scope;
--- the join re-checks tenant and scope.
+-- The match names only terms of the tenant's scopes (each word behind its scope's prefix),
+-- so the index's own top hits are in scope; the join re-checks tenant and scope.
 WITH hits AS (
-    SELECT rowid, bm25(memory_fts, 1.0, 0.0) AS rank
+    SELECT rowid, bm25(memory_fts) AS rank
     FROM memory_fts
     WHERE memory_fts MATCH :match
     ORDER BY rank
@@ -70,8 +70,7 @@ WHERE m.tenant_id = :tenant_id
 ORDER BY hits.rank;
 
 -- name: match_memories_text
--- Unranked: every candidate is checked by the caller, so bm25 (whose document frequency of
--- the scope token costs a pass over the whole scope) is not computed.
+-- Unranked: every candidate is checked by the caller, so bm25 is not computed.
 WITH hits AS (
     SELECT rowid FROM memory_fts WHERE memory_fts MATCH :match LIMIT :limit
 )

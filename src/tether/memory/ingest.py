@@ -1,0 +1,453 @@
+"""The write path of governed memory: the batch API behind ``propose`` / ``propose_many``.
+
+Proposals pass the write policy; what it allows (or holds) is written with its provenance,
+superseding the same fact key or reinforcing a near-identical memory instead of
+duplicating it; every decision is logged without the text; vectors are stored for what
+was actually written (the redacted text).
+
+Large batches are pipelined: they are cut into chunks of :data:`CHUNK` proposals, each
+written in its own transaction, while the embedder computes the next chunk's vectors on
+a worker thread. The write lock is never held while the model runs, and the two cores
+of a small machine are both busy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from tether import canonical
+from tether.audit import AuditLog
+from tether.clock import Clock
+from tether.ids import IdSource
+from tether.memory.models import (
+    MemoryProposal,
+    MemoryRecord,
+    MemoryStatus,
+    PolicyDecision,
+    Scope,
+    Verdict,
+)
+from tether.memory.policy import Facts, PolicyConfig, decide
+from tether.memory.text import scope_key, tokens
+from tether.memory.vectors import ScopeVectors
+from tether.principals import Principal
+from tether.storage.base import Storage, Transaction
+from tether.tenants import GLOBAL_TENANT
+
+if TYPE_CHECKING:
+    from tether.memory.embeddings import Embedder
+
+CHUNK = 256
+"""Proposals per transaction (and per embedder call) in a batch."""
+
+TWIN_CANDIDATES = 5000
+"""At most this many memories sharing the near-duplicate check's probe words are compared
+(a bound for pathological scopes, where every memory repeats the same long words)."""
+
+GRACE = timedelta(days=7)
+"""How long a forgotten or superseded memory is kept (hidden) before it is purged."""
+
+
+class Ingest:
+    """Policy, deduplication and writes for one database."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        clock: Clock,
+        ids: IdSource,
+        audit: AuditLog,
+        vectors: ScopeVectors,
+    ) -> None:
+        self._storage = storage
+        self._clock = clock
+        self._audit = audit
+        self.ids = ids
+        self.vectors = vectors
+
+    def propose_many(
+        self,
+        principal: Principal,
+        proposals: Sequence[MemoryProposal],
+        config: PolicyConfig,
+        embedder: Embedder | None,
+    ) -> list[PolicyDecision]:
+        """Decide and write ``proposals`` in order; one decision per proposal.
+
+        Each chunk of :data:`CHUNK` proposals is one transaction: a batch that fails
+        part-way keeps the chunks before the failing one (their decisions are final and
+        logged) and raises. Global memory is kept in the reserved tenant
+        :data:`GLOBAL_TENANT`: those records are written in a transaction of that tenant
+        after the policy decided, and the decisions are logged in the proposer's tenant.
+        """
+        now = self._clock.now()
+        decisions: list[PolicyDecision] = []
+        for start, embedded in _embedded_chunks(embedder, [p.text for p in proposals]):
+            chunk = proposals[start : start + CHUNK]
+            decisions += self._propose_chunk(principal, chunk, config, now, embedder, embedded)
+        return decisions
+
+    def _propose_chunk(
+        self,
+        principal: Principal,
+        proposals: Sequence[MemoryProposal],
+        config: PolicyConfig,
+        now: datetime,
+        embedder: Embedder | None,
+        embedded: Any,
+    ) -> list[PolicyDecision]:
+        tenant = principal.tenant_id
+        decisions: list[PolicyDecision] = []
+        logged: list[dict[str, Any]] = []
+        deferred: list[int] = []
+        with self._storage.transaction(tenant) as txn:
+            facts = Facts(
+                effect_recorded=lambda key: _effect_recorded(txn, tenant, key),
+                has_consent=lambda user: txn.has_memory_consent(tenant, user, "preferences"),
+                run_writes=lambda run_id: txn.count_run_memories(tenant, run_id),
+            )
+            writer = _ChunkWriter(self, txn, tenant, principal, config, now, embedder, embedded)
+            for position, proposal in enumerate(proposals):
+                decision = decide(proposal, principal, config, facts)
+                if decision.verdict is not Verdict.REFUSED:
+                    if proposal.scope is Scope.GLOBAL:
+                        deferred.append(position)
+                        decisions.append(decision)
+                        continue
+                    decision = writer.write(position, proposal, decision)
+                decisions.append(decision)
+                logged.append(self._decision_row(principal, proposal, decision, now))
+            txn.insert_memory_decisions(logged)
+            stored = writer.store_vectors(proposals)
+        self._vectors_written(tenant, embedder, stored)
+        if deferred:
+            self._propose_global(
+                principal, proposals, decisions, deferred, config, now, embedder, embedded
+            )
+        return decisions
+
+    def _propose_global(
+        self,
+        principal: Principal,
+        proposals: Sequence[MemoryProposal],
+        decisions: list[PolicyDecision],
+        positions: list[int],
+        config: PolicyConfig,
+        now: datetime,
+        embedder: Embedder | None,
+        embedded: Any,
+    ) -> None:
+        with self._storage.transaction(GLOBAL_TENANT) as txn:
+            writer = _ChunkWriter(
+                self, txn, GLOBAL_TENANT, principal, config, now, embedder, embedded
+            )
+            for position in positions:
+                decisions[position] = writer.write(
+                    position, proposals[position], decisions[position]
+                )
+            stored = writer.store_vectors(proposals)
+        self._vectors_written(GLOBAL_TENANT, embedder, stored)
+        with self._storage.transaction(principal.tenant_id) as txn:
+            txn.insert_memory_decisions(
+                [self._decision_row(principal, proposals[p], decisions[p], now) for p in positions]
+            )
+
+    def _vectors_written(
+        self,
+        tenant: str,
+        embedder: Embedder | None,
+        stored: dict[str, tuple[list[str], list[Any]]],
+    ) -> None:
+        if embedder is not None and stored:
+            self.vectors.appended(tenant, embedder.id, stored)
+
+    def _decision_row(
+        self,
+        principal: Principal,
+        proposal: MemoryProposal,
+        decision: PolicyDecision,
+        now: datetime,
+    ) -> dict[str, Any]:
+        tenant = principal.tenant_id
+        return {
+            "tenant_id": tenant,
+            "decision_id": str(self.ids.new_id()),
+            "at": now,
+            "principal_id": principal.principal_id,
+            "verdict": decision.verdict.value,
+            "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
+            "findings": canonical.dumps(decision.findings),
+            "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
+            "subject_hashes": canonical.dumps(
+                [self._audit.subject_hash(tenant, s) for s in subjects_of(proposal)]
+            ),
+            "memory_id": decision.memory_id,
+            "run_id": proposal.run_id,
+        }
+
+
+class _ChunkWriter:
+    """Writes one chunk's allowed proposals in an open transaction of one tenant."""
+
+    def __init__(
+        self,
+        ingest: Ingest,
+        txn: Transaction,
+        tenant: str,
+        principal: Principal,
+        config: PolicyConfig,
+        now: datetime,
+        embedder: Embedder | None,
+        embedded: Any,
+    ) -> None:
+        self._ids = ingest.ids
+        self._txn = txn
+        self._tenant = tenant
+        self._principal = principal
+        self._config = config
+        self._now = now
+        self._embedder = embedder
+        self._embedded = embedded
+        self.written: list[tuple[MemoryRecord, int]] = []
+        self._twins = _Twins(txn, tenant)
+
+    def write(
+        self, position: int, proposal: MemoryProposal, decision: PolicyDecision
+    ) -> PolicyDecision:
+        """Write what ``decision`` allows or holds; the decision with id and action."""
+        txn, tenant, now = self._txn, self._tenant, self._now
+        text = decision.redacted_text
+        held = decision.verdict is Verdict.HELD
+        previous = None
+        if proposal.fact_key:
+            current = [
+                r
+                for r in txn.list_memories_by_fact_key(
+                    tenant, proposal.scope.value, proposal.scope_id, proposal.fact_key
+                )
+                if r.status is MemoryStatus.ACTIVE
+            ]
+            previous = current[-1] if current else None
+        threshold = self._config.reinforce_similarity
+        if previous is None and not held and threshold is not None:
+            twin = self._twins.find(proposal, text, threshold)
+            if twin is not None:
+                reinforced = twin.model_copy(
+                    update={
+                        "confidence": min(1.0, max(twin.confidence, proposal.confidence) + 0.05),
+                        "updated_at": now,
+                    }
+                )
+                txn.update_memory(reinforced)
+                return decision.model_copy(
+                    update={"memory_id": twin.memory_id, "action": "reinforced"}
+                )
+        record = self._record(proposal, text, held, previous, decision.retention_days)
+        txn.insert_memory(record)
+        self.written.append((record, position))
+        if previous is not None and not held:
+            superseded = previous.model_copy(
+                update={
+                    "status": MemoryStatus.SUPERSEDED,
+                    "superseded_by": record.memory_id,
+                    "superseded_at": now,
+                    "valid_to": record.valid_from,
+                    "updated_at": now,
+                    "purge_after": now + GRACE * 52,
+                }
+            )
+            txn.update_memory(superseded)
+        action = "held" if held else "superseded" if previous else "created"
+        return decision.model_copy(update={"memory_id": record.memory_id, "action": action})
+
+    def _record(
+        self,
+        proposal: MemoryProposal,
+        text: str,
+        held: bool,
+        previous: MemoryRecord | None,
+        retention: int | None,
+    ) -> MemoryRecord:
+        now, principal = self._now, self._principal
+        return MemoryRecord(
+            tenant_id=self._tenant,
+            memory_id=str(self._ids.new_id()),
+            scope=proposal.scope,
+            scope_id=proposal.scope_id,
+            subjects=subjects_of(proposal),
+            kind=proposal.kind,
+            fact_key=proposal.fact_key,
+            text=text,
+            tags=sorted(set(proposal.tags)),
+            source_type=proposal.source_type,
+            source_ref=proposal.source_ref,
+            source_version=proposal.source_version,
+            created_by=(
+                principal.principal_id
+                if self._tenant == principal.tenant_id
+                else global_actor(principal)
+            ),
+            approved_by=None,
+            confidence=proposal.confidence,
+            sensitivity=proposal.sensitivity,
+            valid_from=proposal.valid_from or now,
+            valid_to=proposal.valid_to,
+            created_at=now,
+            updated_at=now,
+            expires_at=now + timedelta(days=retention) if retention else None,
+            supersedes=previous.memory_id if previous else None,
+            superseded_by=None,
+            superseded_at=None,
+            access_count=0,
+            last_access=None,
+            status=MemoryStatus.PENDING if held else MemoryStatus.ACTIVE,
+            purge_after=None,
+        )
+
+    def store_vectors(
+        self, proposals: Sequence[MemoryProposal]
+    ) -> dict[str, tuple[list[str], list[Any]]]:
+        """Store the vectors of the written records, reusing the texts embedded up front
+        (a text the policy redacted is embedded again); what was stored, by scope key."""
+        embedder, embedded, written = self._embedder, self._embedded, self.written
+        if embedder is None or embedded is None or not written:
+            return {}
+        redacted = [
+            index
+            for index, (record, position) in enumerate(written)
+            if record.text != proposals[position].text
+        ]
+        again = embedder.embed([written[i][0].text for i in redacted]) if redacted else None
+        replaced = dict(zip(redacted, again if again is not None else [], strict=True))
+        rows = []
+        stored: dict[str, tuple[list[str], list[Any]]] = {}
+        for index, (record, position) in enumerate(written):
+            vector = (replaced[index] if index in replaced else embedded[position]).astype(
+                "float32"
+            )
+            rows.append((record.memory_id, vector.tobytes()))
+            ids, vectors = stored.setdefault(scope_key(record.scope, record.scope_id), ([], []))
+            ids.append(record.memory_id)
+            vectors.append(vector)
+        self._txn.upsert_memory_vectors(self._tenant, embedder.id, int(embedder.dim), rows)
+        return stored
+
+
+class _Twins:
+    """The near-duplicate check: an active memory of the same scope and kind whose
+    content words overlap the new text's by the threshold (Jaccard) or more.
+
+    Exact, through the full-text index: a twin at threshold ``t`` of a text with ``n``
+    words lacks at most ``spare = n - ceil(t * n)`` of them, so of any ``spare + k`` of
+    them it holds at least ``k``. The index is asked, unranked, for the memories holding
+    ``k`` of ``spare + k`` of the text's words (``k`` as large as :func:`_probe_size`
+    allows; words picked in a fixed order unrelated to their place in the text), and
+    only those memories' words are compared.
+    """
+
+    def __init__(self, txn: Transaction, tenant: str) -> None:
+        self._txn = txn
+        self._tenant = tenant
+
+    def find(self, proposal: MemoryProposal, text: str, threshold: float) -> MemoryRecord | None:
+        words = set(tokens(text))
+        if not words:
+            return None
+        spare = len(words) - math.ceil(threshold * len(words) - 1e-9)
+        held = _probe_size(len(words), spare)
+        probe = sorted(words, key=_spread)[: spare + held]
+        matches = self._txn.match_memory_texts(
+            self._tenant,
+            words=probe,
+            scopes=[scope_key(proposal.scope, proposal.scope_id)],
+            at_least=held,
+            limit=TWIN_CANDIDATES,
+        )
+        for match in matches:
+            if match.status is not MemoryStatus.ACTIVE or match.kind is not proposal.kind:
+                continue
+            other = set(tokens(match.text))
+            if other and len(words & other) / len(words | other) >= threshold:
+                return self._txn.get_memory(self._tenant, match.memory_id)
+        return None
+
+
+def _embedded_chunks(embedder: Embedder | None, texts: list[str]) -> Iterator[tuple[int, Any]]:
+    """``(start, vectors of texts[start:start + CHUNK])`` for each chunk; the next
+    chunk is embedded on a worker thread while the caller writes this one."""
+    starts = range(0, len(texts), CHUNK)
+    if embedder is None:
+        for start in starts:
+            yield start, None
+        return
+    if len(starts) == 1:
+        yield 0, embedder.embed(texts)
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="tether-embed") as worker:
+        pending = worker.submit(embedder.embed, texts[:CHUNK])
+        for start in starts:
+            vectors = pending.result()
+            following = start + CHUNK
+            if following < len(texts):
+                pending = worker.submit(embedder.embed, texts[following : following + CHUNK])
+            yield start, vectors
+
+
+def subjects_of(proposal: MemoryProposal) -> list[str]:
+    """The data subjects a memory is about: those named, and the user of a user scope."""
+    subjects = set(proposal.subjects)
+    if proposal.scope is Scope.USER:
+        subjects.add(proposal.scope_id)
+    return sorted(subjects)
+
+
+def global_actor(principal: Principal) -> str:
+    """How a global record names who wrote or approved it: tenant and principal (a ``/``
+    no principal id may contain), so principals of different tenants never collide."""
+    return f"{principal.tenant_id}/{principal.principal_id}"
+
+
+def _effect_recorded(txn: Transaction, tenant: str, key: str) -> bool:
+    parts = key.split(":")
+    if len(parts) < 5:
+        return False
+    run_id, node, visit, position = parts[0], parts[1], parts[2], parts[3]
+    if not (visit.isdigit() and position.isdigit()):
+        return False
+    for entry in txn.list_journal_visit(tenant, run_id, node, int(visit)):
+        if (
+            entry.position == int(position)
+            and entry.idempotency_key == key
+            and entry.result is not None
+        ):
+            return True
+    return False
+
+
+PROBE_TERMS = 40
+"""The most word lookups (groups times words per group) a near-duplicate probe may ask
+the index for."""
+
+
+def _probe_size(words: int, spare: int) -> int:
+    """How many of ``spare + k`` probe words a twin must hold: the largest ``k`` (at least
+    2, at most the words left) whose ``C(spare + k, k)`` groups of ``k`` words stay within
+    :data:`PROBE_TERMS` lookups. Each word more per group means fewer false candidates;
+    each lookup more costs the index a seek."""
+    best = min(2, words - spare)
+    for k in range(2, words - spare + 1):
+        if k * math.comb(spare + k, k) > PROBE_TERMS:
+            break
+        best = k
+    return best
+
+
+def _spread(word: str) -> bytes:
+    """A fixed order of words unrelated to their place in the text, so the probe words of
+    a text come from all over it rather than from one phrase."""
+    return hashlib.blake2b(word.encode(), digest_size=8).digest()
