@@ -615,9 +615,7 @@ class Memory:
                 pending = None
                 if query_vector is not None and self.embedder is not None:
                     cached = self._vectors.matrix_txn(txn, owner, self.embedder.id, owned)
-                    pending = self._vectors.top_scores(
-                        cached, query_vector, pool, parallel=bool(words)
-                    )
+                    pending = self._vectors.top_scores(cached, query_vector, pool)
                 if words:
                     for candidate, score in txn.search_memory_candidates(
                         owner, words=words, scopes=owned, limit=pool

@@ -20,12 +20,11 @@ if TYPE_CHECKING:
     from tether.storage.base import Transaction
 
 PARALLEL_VECTOR_ROWS = 10_000
-"""From this many rows up, the product runs on the worker threads (one block of rows
-each) while the caller's full-text query runs; below, the hand-off costs more than it
-saves."""
+"""From this many rows up, the product runs on the worker threads (a block of rows each)
+while the caller's full-text query runs; below, the hand-off costs more than it saves."""
 
-BLOCK_ROWS = 40_000
-"""Rows per block handed to one worker thread."""
+BLOCK_ROWS = 1_000_000
+"""The most rows one worker thread scores in one block."""
 
 WORKERS = 2
 """Worker threads for vector products (the machines Tether targets have few cores)."""
@@ -96,35 +95,31 @@ class ScopeVectors:
         self._cache.clear()
 
     def top_scores(
-        self, cached: ScopeMatrix, query: Any, pool: int, *, parallel: bool
+        self, cached: ScopeMatrix, query: Any, pool: int
     ) -> Callable[[], dict[str, float]]:
         """The ``pool`` best cosines of ``query`` by memory id, exactly.
 
-        With ``parallel`` and a matrix of at least :data:`PARALLEL_VECTOR_ROWS` rows, the
-        blocks are scored on the worker threads and this returns at once; call the
-        result to wait for the scores.
+        A matrix of at least :data:`PARALLEL_VECTOR_ROWS` rows is cut into one block per
+        worker thread (at most :data:`BLOCK_ROWS` rows each), each scored and cut to its
+        own best ``pool`` on its thread, and this returns at once, so the caller's
+        full-text query runs meanwhile; call the result to wait for the scores.
         """
         import numpy as np
 
         vector = np.asarray(query, dtype=np.float32)
-        if not parallel or len(cached) < PARALLEL_VECTOR_ROWS:
-            scores = _best(cached, _scores(cached.matrix, vector), 0, pool)
-            return lambda: scores
+        rows = len(cached)
+        if not rows:
+            return dict
+        if rows < PARALLEL_VECTOR_ROWS:
+            found = _block_best(cached.matrix, vector, 0, pool)
+            return lambda: _by_id(cached, [found], pool)
         workers = self._pool()
+        size = min(BLOCK_ROWS, -(-rows // WORKERS))
         blocks = [
-            (start, workers.submit(_scores, cached.matrix[start : start + BLOCK_ROWS], vector))
-            for start in range(0, len(cached), BLOCK_ROWS)
+            workers.submit(_block_best, cached.matrix[start : start + size], vector, start, pool)
+            for start in range(0, rows, size)
         ]
-
-        def gather() -> dict[str, float]:
-            best: dict[str, float] = {}
-            for start, block in blocks:
-                best.update(_best(cached, block.result(), start, pool))
-            if len(best) <= pool:
-                return best
-            return dict(sorted(best.items(), key=lambda item: -item[1])[:pool])
-
-        return gather
+        return lambda: _by_id(cached, [block.result() for block in blocks], pool)
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -135,17 +130,24 @@ class ScopeVectors:
             return self._workers
 
 
-def _scores(matrix: Any, vector: Any) -> Any:
+def _block_best(matrix: Any, vector: Any, offset: int, pool: int) -> tuple[Any, Any]:
+    """Row numbers (from ``offset``) and cosines of the block's ``pool`` best rows."""
     import numpy as np
 
-    return np.einsum("ij,j->i", matrix, vector)
-
-
-def _best(cached: ScopeMatrix, scores: Any, offset: int, pool: int) -> dict[str, float]:
-    import numpy as np
-
+    scores = np.einsum("ij,j->i", matrix, vector)
     if len(scores) > pool:
         top = np.argpartition(scores, len(scores) - pool)[-pool:]
-    else:
-        top = np.arange(len(scores))
-    return {cached.ids[offset + int(i)]: float(scores[i]) for i in top}
+        return top + offset, scores[top]
+    return np.arange(offset, offset + len(scores)), scores
+
+
+def _by_id(cached: ScopeMatrix, found: list[tuple[Any, Any]], pool: int) -> dict[str, float]:
+    best = sorted(
+        (
+            (float(score), int(row))
+            for rows, scores in found
+            for row, score in zip(rows, scores, strict=True)
+        ),
+        reverse=True,
+    )[:pool]
+    return {cached.ids[row]: score for score, row in best}

@@ -381,11 +381,13 @@ class MemoryOps(QueryTransaction):
 
     def bump_memory_access(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
         when = self._ts_in(at)
-        for memory_id, count in hits.items():
-            self._fetch(
-                "bump_memory_access",
-                {"tenant_id": tenant_id, "memory_id": memory_id, "hits": count, "at": when},
-            )
+        self._fetch_many(
+            "bump_memory_access",
+            [
+                {"tenant_id": tenant_id, "memory_id": memory_id, "hits": count, "at": when}
+                for memory_id, count in hits.items()
+            ],
+        )
 
     def upsert_memory_consent(
         self,
