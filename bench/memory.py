@@ -177,6 +177,7 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
         modes = ["lexical"] + (["vector", "hybrid"] if embedder is not None else [])
         results: dict[str, Any] = {}
         for mode in modes:
+            fresh_access_counts(app)
             hits_any = {k: 0 for k in KS}
             hits_all = {k: 0 for k in KS}
             per_cat: dict[int, list[int]] = defaultdict(lambda: [0, 0])
@@ -225,6 +226,17 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
     finally:
         app.close()
         drop_database(dropper)
+
+
+def fresh_access_counts(app: Tether) -> None:
+    """Every mode starts from the freshly ingested database: recall bumps the access
+    counts of what it returns (the ``use`` term of the ranking), so without this the
+    hybrid run would be ranked with counts left by the lexical and vector runs."""
+    app.memory.flush_access()
+    with app.storage.transaction("bench") as txn:
+        txn.connection.execute(
+            "UPDATE memories SET access_count = 0, last_access = NULL WHERE tenant_id = 'bench'"
+        )
 
 
 class SyntheticEmbedder:

@@ -754,7 +754,13 @@ def _rank(
     filtered: Counter[str],
 ) -> list[tuple[float, MemoryCandidate, dict[str, float | str]]]:
     """Score every candidate that passes the filters (counting the others in
-    ``filtered`` by reason), best first, ties by memory id."""
+    ``filtered`` by reason), best first, ties by memory id.
+
+    Use (how often recall returned a memory) weighs least: recall itself feeds it, so a
+    larger weight lets what was returned before crowd out what a new question needs (at
+    0.05 it cost 0.012 of LoCoMo recall_any@10 within one run of questions; at 0.02,
+    0.006; bench/README.md).
+    """
     ranked: list[tuple[float, MemoryCandidate, dict[str, float | str]]] = []
     for candidate in candidates:
         reason = excluded(candidate)
@@ -767,7 +773,7 @@ def _rank(
         age_days = max(0.0, (now - candidate.valid_from).total_seconds() / 86400)
         recency = math.exp(-age_days / 90)
         use = min(1.0, math.log1p(candidate.access_count) / math.log(20))
-        score = 0.7 * relevance + 0.15 * candidate.confidence + 0.1 * recency + 0.05 * use
+        score = 0.73 * relevance + 0.15 * candidate.confidence + 0.1 * recency + 0.02 * use
         why: dict[str, float | str] = {
             "lexical": round(lex, 4),
             "vector": round(vec, 4),
@@ -775,7 +781,7 @@ def _rank(
             "confidence": candidate.confidence,
             "recency": round(recency, 4),
             "use": round(use, 4),
-            "formula": "0.7*relevance + 0.15*confidence + 0.1*recency + 0.05*use",
+            "formula": "0.73*relevance + 0.15*confidence + 0.1*recency + 0.02*use",
         }
         ranked.append((round(score, 6), candidate, why))
     ranked.sort(key=lambda item: (-item[0], item[1].memory_id))

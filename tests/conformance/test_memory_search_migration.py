@@ -1,0 +1,76 @@
+"""The migration that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
+PostgreSQL memory 0004: the memory_terms table) carries every existing memory over: a
+database that holds memories in the previous layout finds them after `tether migrate`."""
+
+from __future__ import annotations
+
+from tests.support import TestDatabase
+from tether import FakeClock, Tether
+from tether.memory.models import MemoryProposal, Scope, SourceType
+
+TEXTS = [
+    "The claimant keeps the receipts in a blue folder",
+    "Painting classes on Thursday evenings at the community hall",
+    "The adjuster photographed the water damage in the kitchen",
+]
+
+
+def previous_layout(database: TestDatabase) -> None:
+    """Put the database's search back as the previous memory version kept it."""
+    with database.raw() as raw:
+        if database.backend == "sqlite":
+            raw.execute("DROP TABLE memory_fts")
+            raw.execute(
+                "CREATE VIRTUAL TABLE memory_fts USING fts5 (text, scope_token, "
+                "tokenize = 'porter unicode61 remove_diacritics 2')"
+            )
+            raw.execute(
+                "INSERT INTO memory_fts (rowid, text, scope_token) "
+                "SELECT fts_rowid, text, 'sold' FROM memories"
+            )
+            raw.execute(
+                "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version = 3"
+            )
+        else:
+            raw.execute("DROP TRIGGER memories_terms ON memories")
+            raw.execute("DROP FUNCTION tether_memory_terms()")
+            raw.execute("DROP TABLE memory_terms")
+            raw.execute(
+                "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version = 4"
+            )
+
+
+def test_existing_memories_are_found_after_the_search_migration(backend: TestDatabase) -> None:
+    scopes = [(Scope.USER, "u-1"), (Scope.CASE, "c-9")]
+    with Tether.open(backend.settings(), clock=FakeClock()) as app:
+        app.tenants.create("acme", admin="alice")
+        alice = app.tenants.principal("acme", "alice")
+        for text, (scope, scope_id) in zip(TEXTS, scopes * 2, strict=False):
+            app.memory.propose(
+                alice,
+                MemoryProposal(
+                    text=text,
+                    scope=scope,
+                    scope_id=scope_id,
+                    source_type=SourceType.HUMAN,
+                    confidence=0.9,
+                ),
+            )
+    previous_layout(backend)
+
+    migrated, applied = Tether.migrate(url=backend.url)
+    migrated.close()
+
+    assert [m.component for m in applied] == ["memory"]
+    with Tether.open(backend.settings(), clock=FakeClock()) as app:
+        alice = app.tenants.principal("acme", "alice")
+        for query, expected in [
+            ("receipts folder", TEXTS[0]),
+            ("painting class", TEXTS[1]),
+            ("photographs of damage", TEXTS[2]),
+        ]:
+            hits = app.memory.recall(alice, query, scopes, limit=1, mode="lexical").hits
+            assert [h.record.text for h in hits] == [expected]
+        assert (
+            app.memory.recall(alice, "receipts", [(Scope.CASE, "c-9")], mode="lexical").hits == []
+        )
