@@ -20,7 +20,7 @@ from tether.memory.models import (
     SourceType,
     Verdict,
 )
-from tether.memory.service import format_for_prompt
+from tether.memory.recall import format_for_prompt
 from tether.principals import Principal
 
 

@@ -31,7 +31,7 @@ from tether.context.summarize import render_turn
 from tether.context.tokens import TokenCounter
 from tether.errors import ContextOverBudget, InvalidInput, NotFound
 from tether.memory.models import MemoryKind, Scope
-from tether.memory.service import RecallHit, format_for_prompt
+from tether.memory.recall import RecallHit, format_for_prompt
 from tether.principals import Principal, Role
 from tether.threads.models import Summary, Thread, Turn, TurnKind, TurnRole
 
