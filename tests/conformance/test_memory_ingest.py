@@ -180,3 +180,45 @@ def test_a_failing_chunk_keeps_the_chunks_before_it(
         "Note apple about the claim",
         "Note birch about the claim",
     ]
+
+
+SENTENCES = "The claimant owns a red van. She parks it behind the bakery. Her insurer is Acme."
+
+
+def vectors_of(app: Tether, memory_id: str, embedder_id: str) -> list[Any]:
+    with app.storage.transaction("acme", write=False) as txn:
+        rows = txn.list_scope_vectors(
+            "acme", embedder_id=embedder_id, scopes=[scope_key("user", "u-1")]
+        )
+    return [np.frombuffer(blob, dtype=np.float32) for found, blob in rows if found == memory_id]
+
+
+def test_a_memory_of_several_sentences_has_a_vector_per_sentence_and_is_returned_once(
+    app: Tether,
+) -> None:
+    decision = app.memory.propose(olga(app), proposal(SENTENCES))
+    assert decision.memory_id is not None
+
+    embedder = HashingEmbedder()
+    whole, parking = embedder.embed([SENTENCES, "She parks it behind the bakery."])
+    in_context = (parking + whole) / np.linalg.norm(parking + whole)
+    stored = vectors_of(app, decision.memory_id, embedder.id)
+    assert len(stored) == 4
+    assert any(np.allclose(vector, whole) for vector in stored)
+    assert any(np.allclose(vector, in_context, atol=1e-6) for vector in stored)
+    hits = app.memory.recall(
+        olga(app), "parks behind the bakery", [(Scope.USER, "u-1")], mode="vector"
+    ).hits
+    assert [h.record.memory_id for h in hits] == [decision.memory_id]
+
+
+@pytest.mark.parametrize("app", ["text index"], indirect=True)
+def test_reembed_gives_older_memories_their_sentence_vectors(app: Tether) -> None:
+    decision = app.memory.propose(olga(app), proposal(SENTENCES))
+    assert decision.memory_id is not None
+    app.memory.embedder = HashingEmbedder()
+
+    app.memory.reembed(olga(app))
+    app.memory.reembed(olga(app))  # again: the parts are replaced, not added
+
+    assert len(vectors_of(app, decision.memory_id, HashingEmbedder().id)) == 4

@@ -1,6 +1,7 @@
-"""The migration that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
-PostgreSQL memory 0004: the memory_terms table) carries every existing memory over: a
-database that holds memories in the previous layout finds them after `tether migrate`."""
+"""The migrations that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
+PostgreSQL memory 0004: the memory_terms table) and gave memories sentence vectors
+(SQLite 0004, PostgreSQL 0005) carry every existing memory over: a database that holds
+memories in the previous layout finds them after `tether migrate`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ TEXTS = [
 
 
 def previous_layout(database: TestDatabase) -> None:
-    """Put the database's search back as the previous memory version kept it."""
+    """Put the database's search and vectors back as memory version 2 (SQLite) or 3
+    (PostgreSQL) kept them."""
     with database.raw() as raw:
         if database.backend == "sqlite":
             raw.execute("DROP TABLE memory_fts")
@@ -28,16 +30,27 @@ def previous_layout(database: TestDatabase) -> None:
                 "INSERT INTO memory_fts (rowid, text, scope_token) "
                 "SELECT fts_rowid, text, 'sold' FROM memories"
             )
+            raw.execute("DROP TABLE memory_vectors")
             raw.execute(
-                "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version = 3"
+                "CREATE TABLE memory_vectors (tenant_id TEXT NOT NULL, memory_id TEXT NOT NULL, "
+                "embedder_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
+                "PRIMARY KEY (tenant_id, memory_id, embedder_id)) WITHOUT ROWID"
             )
+            first_new = 3
         else:
             raw.execute("DROP TRIGGER memories_terms ON memories")
             raw.execute("DROP FUNCTION tether_memory_terms()")
             raw.execute("DROP TABLE memory_terms")
+            raw.execute("ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_pkey")
+            raw.execute("ALTER TABLE memory_vectors DROP COLUMN part")
             raw.execute(
-                "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version = 4"
+                "ALTER TABLE memory_vectors ADD PRIMARY KEY (tenant_id, memory_id, embedder_id)"
             )
+            first_new = 4
+        raw.execute(
+            "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version >= ?",
+            (first_new,),
+        )
 
 
 def test_existing_memories_are_found_after_the_search_migration(backend: TestDatabase) -> None:
@@ -61,7 +74,7 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
     migrated, applied = Tether.migrate(url=backend.url)
     migrated.close()
 
-    assert [m.component for m in applied] == ["memory"]
+    assert [m.component for m in applied] == ["memory", "memory"]
     with Tether.open(backend.settings(), clock=FakeClock()) as app:
         alice = app.tenants.principal("acme", "alice")
         for query, expected in [

@@ -34,7 +34,7 @@ from tether.memory.models import (
 )
 from tether.memory.policy import Facts, PolicyConfig, decide
 from tether.memory.text import scope_key, tokens
-from tether.memory.vectors import ScopeVectors
+from tether.memory.vectors import Embedded, ScopeVectors, embed_memories
 from tether.principals import Principal
 from tether.storage.base import Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
@@ -99,7 +99,7 @@ class Ingest:
         config: PolicyConfig,
         now: datetime,
         embedder: Embedder | None,
-        embedded: Any,
+        embedded: Embedded | None,
     ) -> list[PolicyDecision]:
         tenant = principal.tenant_id
         decisions: list[PolicyDecision] = []
@@ -140,7 +140,7 @@ class Ingest:
         config: PolicyConfig,
         now: datetime,
         embedder: Embedder | None,
-        embedded: Any,
+        embedded: Embedded | None,
     ) -> None:
         with self._storage.transaction(GLOBAL_TENANT) as txn:
             writer = _ChunkWriter(
@@ -203,7 +203,7 @@ class _ChunkWriter:
         config: PolicyConfig,
         now: datetime,
         embedder: Embedder | None,
-        embedded: Any,
+        embedded: Embedded | None,
     ) -> None:
         self._ids = ingest.ids
         self._txn = txn
@@ -312,8 +312,9 @@ class _ChunkWriter:
     def store_vectors(
         self, proposals: Sequence[MemoryProposal]
     ) -> dict[str, tuple[list[str], list[Any]]]:
-        """Store the vectors of the written records, reusing the texts embedded up front
-        (a text the policy redacted is embedded again); what was stored, by scope key."""
+        """Store the vectors of the written records (the whole text's and its
+        sentences'), reusing what was embedded up front (a text the policy redacted is
+        embedded again); what was stored, by scope key."""
         embedder, embedded, written = self._embedder, self._embedded, self.written
         if embedder is None or embedded is None or not written:
             return {}
@@ -322,19 +323,23 @@ class _ChunkWriter:
             for index, (record, position) in enumerate(written)
             if record.text != proposals[position].text
         ]
-        again = embedder.embed([written[i][0].text for i in redacted]) if redacted else None
-        replaced = dict(zip(redacted, again if again is not None else [], strict=True))
-        rows = []
+        again = embed_memories(embedder, [written[i][0].text for i in redacted])
+        replaced = {index: row for row, index in enumerate(redacted)}
+        wholes: list[tuple[str, bytes]] = []
+        parts: list[tuple[str, list[bytes]]] = []
         stored: dict[str, tuple[list[str], list[Any]]] = {}
         for index, (record, position) in enumerate(written):
-            vector = (replaced[index] if index in replaced else embedded[position]).astype(
-                "float32"
-            )
-            rows.append((record.memory_id, vector.tobytes()))
-            ids, vectors = stored.setdefault(scope_key(record.scope, record.scope_id), ([], []))
-            ids.append(record.memory_id)
-            vectors.append(vector)
-        self._txn.upsert_memory_vectors(self._tenant, embedder.id, int(embedder.dim), rows)
+            source, row = (again, replaced[index]) if index in replaced else (embedded, position)
+            vectors = [source.whole[row].astype("float32"), *source.parts[row]]
+            wholes.append((record.memory_id, vectors[0].tobytes()))
+            if len(vectors) > 1:
+                parts.append((record.memory_id, [v.tobytes() for v in vectors[1:]]))
+            ids, kept = stored.setdefault(scope_key(record.scope, record.scope_id), ([], []))
+            ids.extend([record.memory_id] * len(vectors))
+            kept.extend(vectors)
+        dim = int(embedder.dim)
+        self._txn.upsert_memory_vectors(self._tenant, embedder.id, dim, wholes)
+        self._txn.replace_memory_part_vectors(self._tenant, embedder.id, dim, parts)
         return stored
 
 
@@ -377,7 +382,9 @@ class _Twins:
         return None
 
 
-def _embedded_chunks(embedder: Embedder | None, texts: list[str]) -> Iterator[tuple[int, Any]]:
+def _embedded_chunks(
+    embedder: Embedder | None, texts: list[str]
+) -> Iterator[tuple[int, Embedded | None]]:
     """``(start, vectors of texts[start:start + CHUNK])`` for each chunk; the next
     chunk is embedded on a worker thread while the caller writes this one."""
     starts = range(0, len(texts), CHUNK)
@@ -386,15 +393,16 @@ def _embedded_chunks(embedder: Embedder | None, texts: list[str]) -> Iterator[tu
             yield start, None
         return
     if len(starts) == 1:
-        yield 0, embedder.embed(texts)
+        yield 0, embed_memories(embedder, texts)
         return
     with ThreadPoolExecutor(1, thread_name_prefix="tether-embed") as worker:
-        pending = worker.submit(embedder.embed, texts[:CHUNK])
+        pending = worker.submit(embed_memories, embedder, texts[:CHUNK])
         for start in starts:
             vectors = pending.result()
             following = start + CHUNK
             if following < len(texts):
-                pending = worker.submit(embedder.embed, texts[following : following + CHUNK])
+                chunk = texts[following : following + CHUNK]
+                pending = worker.submit(embed_memories, embedder, chunk)
             yield start, vectors
 
 

@@ -29,7 +29,7 @@ from tether.memory.models import (
 from tether.memory.policy import PolicyConfig
 from tether.memory.recall import Recall, RecallResult
 from tether.memory.text import scope_key
-from tether.memory.vectors import ScopeVectors
+from tether.memory.vectors import ScopeVectors, embed_memories
 from tether.principals import Principal, Role
 from tether.storage.base import Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
@@ -463,7 +463,8 @@ class Memory:
         }
 
     def reembed(self, principal: Principal, *, batch: int = 256) -> int:
-        """Compute vectors with the current embedder for every live memory of the tenant
+        """Compute vectors (the whole text's and each sentence's) with the current embedder
+        for every live memory of the tenant
         (and, for an administrator, of global memory too).
 
         Vectors are stored under the embedder's id, so a new embedder never mixes spaces
@@ -483,15 +484,25 @@ class Memory:
                 )
             for start in range(0, len(records), batch):
                 chunk = records[start : start + batch]
-                vectors = self.embedder.embed([r.text for r in chunk])
+                embedded = embed_memories(self.embedder, [r.text for r in chunk])
+                dim = int(self.embedder.dim)
                 with self._storage.transaction(tenant) as txn:
                     txn.upsert_memory_vectors(
                         tenant,
                         self.embedder.id,
-                        int(self.embedder.dim),
+                        dim,
                         [
                             (record.memory_id, vector.astype("float32").tobytes())
-                            for record, vector in zip(chunk, vectors, strict=True)
+                            for record, vector in zip(chunk, embedded.whole, strict=True)
+                        ],
+                    )
+                    txn.replace_memory_part_vectors(
+                        tenant,
+                        self.embedder.id,
+                        dim,
+                        [
+                            (record.memory_id, [v.tobytes() for v in parts])
+                            for record, parts in zip(chunk, embedded.parts, strict=True)
                         ],
                     )
                 done += len(chunk)

@@ -82,3 +82,20 @@ def scope_key(scope: Scope | str, scope_id: str) -> str:
 def tokens(text: str) -> list[str]:
     """The content words of ``text``: casefolded, without stop words and single letters."""
     return [w for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS and len(w) > 1]
+
+
+MAX_PARTS = 8
+"""The most sentence vectors a memory gets; later sentences join the last part."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a memory of two or more (at most :data:`MAX_PARTS`, the rest
+    joined to the last); an empty list for a memory of one sentence."""
+    parts = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    if len(parts) < 2:
+        return []
+    if len(parts) > MAX_PARTS:
+        parts = [*parts[: MAX_PARTS - 1], " ".join(parts[MAX_PARTS - 1 :])]
+    return parts

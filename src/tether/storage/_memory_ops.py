@@ -321,7 +321,8 @@ class MemoryOps(QueryTransaction):
         dim: int,
         vectors: Sequence[tuple[str, bytes]],
     ) -> None:
-        """Store many ``(memory_id, vector)`` pairs of one embedder in one batch."""
+        """Store many ``(memory_id, vector)`` pairs of one embedder in one batch: each
+        memory's whole-text vector (part 0)."""
         if not vectors:
             return
         self._fetch_many(
@@ -331,6 +332,7 @@ class MemoryOps(QueryTransaction):
                     "tenant_id": tenant_id,
                     "memory_id": memory_id,
                     "embedder_id": embedder_id,
+                    "part": 0,
                     "dim": dim,
                     "vector": vector,
                 }
@@ -338,9 +340,44 @@ class MemoryOps(QueryTransaction):
             ],
         )
 
+    def replace_memory_part_vectors(
+        self,
+        tenant_id: str,
+        embedder_id: str,
+        dim: int,
+        parts: Sequence[tuple[str, Sequence[bytes]]],
+    ) -> None:
+        """Replace the sentence vectors (parts 1..) of each ``(memory_id, vectors)``
+        under one embedder; an empty list leaves the memory its whole-text vector only."""
+        if not parts:
+            return
+        self._fetch_many(
+            "delete_memory_part_vectors",
+            [
+                {"tenant_id": tenant_id, "memory_id": memory_id, "embedder_id": embedder_id}
+                for memory_id, _ in parts
+            ],
+        )
+        rows = [
+            {
+                "tenant_id": tenant_id,
+                "memory_id": memory_id,
+                "embedder_id": embedder_id,
+                "part": number,
+                "dim": dim,
+                "vector": vector,
+            }
+            for memory_id, vectors in parts
+            for number, vector in enumerate(vectors, start=1)
+        ]
+        if rows:
+            self._fetch_many("upsert_memory_vector", rows)
+
     def list_scope_vectors(
         self, tenant_id: str, *, embedder_id: str, scopes: Sequence[str]
     ) -> list[tuple[str, bytes]]:
+        """Every vector of the scopes' memories under one embedder: a memory's id comes
+        once per part (its whole text and each of its sentences)."""
         rows = self._fetch(
             "list_scope_vectors",
             {"tenant_id": tenant_id, "embedder_id": embedder_id, "scopes": self._array_in(scopes)},

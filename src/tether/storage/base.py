@@ -263,6 +263,13 @@ class Transaction(Protocol):
     def upsert_memory_vectors(
         self, tenant_id: str, embedder_id: str, dim: int, vectors: Sequence[tuple[str, bytes]]
     ) -> None: ...
+    def replace_memory_part_vectors(
+        self,
+        tenant_id: str,
+        embedder_id: str,
+        dim: int,
+        parts: Sequence[tuple[str, Sequence[bytes]]],
+    ) -> None: ...
     def list_scope_vectors(
         self, tenant_id: str, *, embedder_id: str, scopes: Sequence[str]
     ) -> list[tuple[str, bytes]]: ...

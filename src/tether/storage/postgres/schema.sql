@@ -330,7 +330,8 @@ CREATE TABLE memory_vectors (
     embedder_id text NOT NULL,
     dim         integer NOT NULL,
     vector      bytea NOT NULL,
-    PRIMARY KEY (tenant_id, memory_id, embedder_id)
+    part        integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, memory_id, embedder_id, part)
 );
 
 CREATE TABLE memory_decisions (
@@ -662,6 +663,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),
        ('memory', 4, 'search_terms', now()),
+       ('memory', 5, 'vector_parts', now()),
        ('working_memory', 1, 'initial', now()),
        ('threads', 1, 'initial', now()),
        ('procedures', 1, 'initial', now());

@@ -237,7 +237,8 @@ CREATE TABLE memory_vectors (
     embedder_id TEXT NOT NULL,
     dim         INTEGER NOT NULL,
     vector      BLOB NOT NULL,
-    PRIMARY KEY (tenant_id, memory_id, embedder_id)
+    part        INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, memory_id, embedder_id, part)
 ) WITHOUT ROWID;
 
 CREATE TABLE memory_decisions (
@@ -407,6 +408,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('memory', 4, 'vector_parts', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('working_memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('threads', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('procedures', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));

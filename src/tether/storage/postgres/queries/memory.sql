@@ -116,23 +116,29 @@ DELETE FROM memories WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id
 DELETE FROM memory_subjects WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 
 -- name: upsert_memory_vector
-INSERT INTO memory_vectors (tenant_id, memory_id, embedder_id, dim, vector)
-VALUES (%(tenant_id)s, %(memory_id)s, %(embedder_id)s, %(dim)s, %(vector)s)
-ON CONFLICT (tenant_id, memory_id, embedder_id) DO UPDATE SET dim = excluded.dim, vector = excluded.vector;
+INSERT INTO memory_vectors (tenant_id, memory_id, embedder_id, part, dim, vector)
+VALUES (%(tenant_id)s, %(memory_id)s, %(embedder_id)s, %(part)s, %(dim)s, %(vector)s)
+ON CONFLICT (tenant_id, memory_id, embedder_id, part) DO UPDATE
+SET dim = excluded.dim, vector = excluded.vector;
+
+-- name: delete_memory_part_vectors
+DELETE FROM memory_vectors
+WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s
+  AND embedder_id = %(embedder_id)s AND part > 0;
 
 -- name: delete_memory_vectors
 DELETE FROM memory_vectors WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s;
 
 -- name: list_scope_vectors
--- The scopes' memories, then one primary-key probe per memory for its vector: linear
--- whatever the statistics say (a plain join planned on none, with a tenant equality
--- next to the row-level policy's, became a nested loop re-scanning the tenant per row).
+-- The scopes' memories, then one primary-key range probe per memory for its vectors
+-- (the whole text and its sentences): linear whatever the statistics say (a plain join
+-- planned on none, with a tenant equality next to the row-level policy's, became a
+-- nested loop re-scanning the tenant per row).
 SELECT v.memory_id, v.vector FROM memories m
 CROSS JOIN LATERAL (
     SELECT mv.memory_id, mv.vector FROM memory_vectors mv
     WHERE mv.tenant_id = %(tenant_id)s AND mv.memory_id = m.memory_id
       AND mv.embedder_id = %(embedder_id)s
-    LIMIT 1
 ) AS v
 WHERE m.tenant_id = %(tenant_id)s
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[]);

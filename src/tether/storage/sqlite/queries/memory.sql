@@ -98,9 +98,15 @@ DELETE FROM memories WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
 DELETE FROM memory_subjects WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
 
 -- name: upsert_memory_vector
-INSERT INTO memory_vectors (tenant_id, memory_id, embedder_id, dim, vector)
-VALUES (:tenant_id, :memory_id, :embedder_id, :dim, :vector)
-ON CONFLICT (tenant_id, memory_id, embedder_id) DO UPDATE SET dim = excluded.dim, vector = excluded.vector;
+INSERT INTO memory_vectors (tenant_id, memory_id, embedder_id, part, dim, vector)
+VALUES (:tenant_id, :memory_id, :embedder_id, :part, :dim, :vector)
+ON CONFLICT (tenant_id, memory_id, embedder_id, part) DO UPDATE
+SET dim = excluded.dim, vector = excluded.vector;
+
+-- name: delete_memory_part_vectors
+DELETE FROM memory_vectors
+WHERE tenant_id = :tenant_id AND memory_id = :memory_id AND embedder_id = :embedder_id
+  AND part > 0;
 
 -- name: delete_memory_vectors
 DELETE FROM memory_vectors WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
