@@ -36,6 +36,10 @@ while the caller's full-text query runs; below, the hand-off costs more than it 
 BLOCK_ROWS = 1_000_000
 """The most rows one worker thread scores in one block."""
 
+BLOCKS_PER_WORKER = 2
+"""Blocks per worker thread: the caller takes over the blocks not yet started when its
+own full-text query is done, so the cores stay busy to the end."""
+
 WORKERS = 2
 """Worker threads for vector products (the machines Tether targets have few cores)."""
 
@@ -111,10 +115,12 @@ class ScopeVectors:
     ) -> Callable[[], dict[str, float]]:
         """The ``pool`` best cosines of ``query`` by memory id, exactly.
 
-        A matrix of at least :data:`PARALLEL_VECTOR_ROWS` rows is cut into one block per
-        worker thread (at most :data:`BLOCK_ROWS` rows each), each scored and cut to its
-        own best ``pool`` on its thread, and this returns at once, so the caller's
-        full-text query runs meanwhile; call the result to wait for the scores.
+        A matrix of at least :data:`PARALLEL_VECTOR_ROWS` rows is cut into blocks
+        (:data:`BLOCKS_PER_WORKER` per worker thread, at most :data:`BLOCK_ROWS` rows
+        each), each scored and cut to its own best ``pool`` on a worker, and this returns
+        at once, so the caller's full-text query runs meanwhile; calling the result scores
+        the blocks no worker has started yet on the caller's thread and waits for the
+        rest.
         """
         import numpy as np
 
@@ -127,14 +133,22 @@ class ScopeVectors:
             found = _block_best(cached.matrix, vector, 0, best_rows)
             return lambda: _by_id(cached, [found], pool)
         workers = self._pool()
-        size = min(BLOCK_ROWS, -(-rows // WORKERS))
+        size = min(BLOCK_ROWS, -(-rows // (WORKERS * BLOCKS_PER_WORKER)))
         blocks = [
-            workers.submit(
-                _block_best, cached.matrix[start : start + size], vector, start, best_rows
-            )
+            (cached.matrix[start : start + size], vector, start, best_rows)
             for start in range(0, rows, size)
         ]
-        return lambda: _by_id(cached, [block.result() for block in blocks], pool)
+        futures = [workers.submit(_block_best, *block) for block in blocks]
+
+        def gather() -> dict[str, float]:
+            # The caller, done with its own query, scores the blocks no worker has
+            # started yet (from the last one back) instead of waiting for them.
+            found = []
+            for block, future in reversed(list(zip(blocks, futures, strict=True))):
+                found.append(_block_best(*block) if future.cancel() else future.result())
+            return _by_id(cached, found, pool)
+
+        return gather
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
