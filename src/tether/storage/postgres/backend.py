@@ -197,16 +197,25 @@ class PostgresStorage:
     @contextmanager
     def _begin(self, role: str, tenant_id: str, write: bool) -> Iterator[PostgresTransaction]:
         try:
-            with self._pool.connection() as conn, conn.transaction():
-                if not write:
-                    # Reads see one snapshot (an audit chain and its head, a run and its
-                    # checkpoints), as SQLite's read transactions do.
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                conn.execute(
-                    "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true)",
-                    (role, tenant_id),
-                )
-                yield PostgresTransaction(conn, self._queries)
+            with self._pool.connection() as conn:
+                # Reads see one snapshot (an audit chain and its head, a run and its
+                # checkpoints), as SQLite's read transactions do. Set on the connection,
+                # the characteristics go out with BEGIN itself (no extra round trip).
+                conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
+                conn.read_only = None if write else True
+                try:
+                    with conn.transaction():
+                        conn.execute(
+                            "SELECT set_config('role', %s, true), "
+                            "set_config('tether.tenant_id', %s, true)",
+                            (role, tenant_id),
+                        )
+                        yield PostgresTransaction(conn, self._queries)
+                finally:
+                    if not write and not conn.closed:
+                        # Back to the defaults before the pool lends it to other code.
+                        conn.isolation_level = None
+                        conn.read_only = None
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url)
 
