@@ -386,6 +386,9 @@ def probe_other_tenant(
         "search_memories_text": txn.search_memories_text(
             victim, words=["claimant", "bicycle"], scopes=KEYS, limit=999
         ),
+        "match_memory_texts": txn.match_memory_texts(
+            victim, words=["claimant", "bicycle"], scopes=KEYS, at_least=1, limit=999
+        ),
         "list_scope_vectors": txn.list_scope_vectors(victim, embedder_id=embedder_id, scopes=KEYS),
         "list_memory_holds": txn.list_memory_holds(victim),
         "count_run_memories": txn.count_run_memories(victim, "r-1"),
@@ -540,9 +543,11 @@ def role_url(
 
 
 def superuser_rows(database: TestDatabase) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the memory tables (PostgreSQL's search terms too), as a superuser."""
     with database.raw() as raw:
         return {
-            table: raw.execute(f"SELECT * FROM {table} ORDER BY 1, 2") for table in LOGGED_TABLES
+            table: raw.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
+            for table in (*LOGGED_TABLES, "memory_terms")
         }
 
 
@@ -607,6 +612,9 @@ WRITES = {
     "upsert_memory_vector": lambda txn, ids: txn.upsert_memory_vector(
         "t2", ids["t2"][0], HashingEmbedder().id, b"\0" * 1024, 256
     ),
+    "replace_memory_part_vectors": lambda txn, ids: txn.replace_memory_part_vectors(
+        "t2", HashingEmbedder().id, 256, [(ids["t2"][0], [b"\0" * 1024])]
+    ),
     "insert_memory_decision": lambda txn, ids: txn.insert_memory_decision(
         {
             "tenant_id": "t2",
@@ -648,6 +656,10 @@ WRITES = {
     ),
     "move-own-vector-into-t2": lambda txn, ids: txn.connection.execute(
         "UPDATE memory_vectors SET tenant_id = 't2' WHERE tenant_id = 't1'"
+    ),
+    "raw-insert-search-term-for-t2": lambda txn, ids: txn.connection.execute(
+        "INSERT INTO memory_terms (tenant_id, scope_key, term, memory_id, weight) "
+        "VALUES ('t2', 'user:u-1', 'planted', 'planted-by-t1', 1.0)"
     ),
 }
 SILENT_WRITES = {
