@@ -390,6 +390,7 @@ def probe_other_tenant(
             victim, words=["claimant", "bicycle"], scopes=KEYS, at_least=1, limit=999
         ),
         "list_scope_vectors": txn.list_scope_vectors(victim, embedder_id=embedder_id, scopes=KEYS),
+        "scope_vector_versions": txn.scope_vector_versions(victim, KEYS),
         "list_memory_holds": txn.list_memory_holds(victim),
         "count_run_memories": txn.count_run_memories(victim, "r-1"),
     }
@@ -547,7 +548,7 @@ def superuser_rows(database: TestDatabase) -> dict[str, list[tuple[Any, ...]]]:
     with database.raw() as raw:
         return {
             table: raw.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
-            for table in (*LOGGED_TABLES, "memory_terms")
+            for table in (*LOGGED_TABLES, "memory_terms", "memory_scope_versions")
         }
 
 
@@ -612,6 +613,7 @@ WRITES = {
     "upsert_memory_vector": lambda txn, ids: txn.upsert_memory_vector(
         "t2", ids["t2"][0], HashingEmbedder().id, b"\0" * 1024, 256
     ),
+    "bump_scope_vectors": lambda txn, ids: txn.bump_scope_vectors("t2", KEYS),
     "replace_memory_part_vectors": lambda txn, ids: txn.replace_memory_part_vectors(
         "t2", HashingEmbedder().id, 256, [(ids["t2"][0], [b"\0" * 1024])]
     ),

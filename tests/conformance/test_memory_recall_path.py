@@ -173,3 +173,33 @@ def test_closing_the_application_writes_the_buffered_recall_log(backend: TestDat
         assert logged(backend) == []
 
     assert [recall_id for recall_id, _ in logged(backend)] == [result.recall_id]
+
+
+def test_a_memory_another_process_wrote_is_found_by_its_vector(backend: TestDatabase) -> None:
+    """Two applications on one database stand for two worker processes: each caches a
+    scope's vectors, and each sees the other's writes (and erasures) by vector."""
+    scopes = [(Scope.USER, "u-1")]
+    with (
+        Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder()) as one,
+        Tether.open(backend.settings(), clock=FakeClock(), embedder=HashingEmbedder()) as two,
+    ):
+        one.tenants.create("acme", admin="alice")
+        alice_one = one.tenants.principal("acme", "alice")
+        alice_two = two.tenants.principal("acme", "alice")
+        first = one.memory.propose(alice_one, proposal("The claimant keeps receipts in a folder"))
+        assert one.memory.recall(alice_one, "receipts folder", scopes, mode="vector").hits
+        assert two.memory.recall(alice_two, "receipts folder", scopes, mode="vector").hits
+
+        second = two.memory.propose(alice_two, proposal("The adjuster drives a green hatchback"))
+        found = one.memory.recall(alice_one, "green hatchback", scopes, mode="vector", limit=1)
+
+        assert [h.record.memory_id for h in found.hits] == [second.memory_id]
+        one.memory.erase_subject(alice_one, "u-1")
+        assert two.memory.recall(alice_two, "receipts folder", scopes, mode="vector").hits == []
+        assert first.memory_id not in {h.record.memory_id for h in found.hits}
+
+
+def proposal(text: str) -> MemoryProposal:
+    return MemoryProposal(
+        text=text, scope=Scope.USER, scope_id="u-1", source_type=SourceType.HUMAN, confidence=0.9
+    )

@@ -1,7 +1,8 @@
 """The migrations that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
 PostgreSQL memory 0004: the memory_terms table) and gave memories sentence vectors
-(SQLite 0004, PostgreSQL 0005) carry every existing memory over: a database that holds
-memories in the previous layout finds them after `tether migrate`."""
+(SQLite 0004, PostgreSQL 0005), with the scopes' vector counters after them, carry
+every existing memory over: a database that holds memories in the previous layout finds
+them after `tether migrate`."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def previous_layout(database: TestDatabase) -> None:
                 "embedder_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
                 "PRIMARY KEY (tenant_id, memory_id, embedder_id)) WITHOUT ROWID"
             )
+            raw.execute("DROP TABLE memory_scope_versions")
             first_new = 3
         else:
             raw.execute("DROP TRIGGER memories_terms ON memories")
@@ -46,6 +48,7 @@ def previous_layout(database: TestDatabase) -> None:
             raw.execute(
                 "ALTER TABLE memory_vectors ADD PRIMARY KEY (tenant_id, memory_id, embedder_id)"
             )
+            raw.execute("DROP TABLE memory_scope_versions")
             first_new = 4
         raw.execute(
             "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version >= ?",
@@ -74,7 +77,7 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
     migrated, applied = Tether.migrate(url=backend.url)
     migrated.close()
 
-    assert [m.component for m in applied] == ["memory", "memory"]
+    assert [m.component for m in applied] == ["memory", "memory", "memory"]
     with Tether.open(backend.settings(), clock=FakeClock()) as app:
         alice = app.tenants.principal("acme", "alice")
         for query, expected in [

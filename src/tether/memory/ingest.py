@@ -124,7 +124,7 @@ class Ingest:
                 logged.append(self._decision_row(principal, proposal, decision, now))
             txn.insert_memory_decisions(logged)
             stored = writer.store_vectors(proposals)
-        self._vectors_written(tenant, embedder, stored)
+        self._vectors_written(tenant, embedder, stored, writer.versions)
         if deferred:
             self._propose_global(
                 principal, proposals, decisions, deferred, config, now, embedder, embedded
@@ -151,7 +151,7 @@ class Ingest:
                     position, proposals[position], decisions[position]
                 )
             stored = writer.store_vectors(proposals)
-        self._vectors_written(GLOBAL_TENANT, embedder, stored)
+        self._vectors_written(GLOBAL_TENANT, embedder, stored, writer.versions)
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.insert_memory_decisions(
                 [self._decision_row(principal, proposals[p], decisions[p], now) for p in positions]
@@ -162,9 +162,10 @@ class Ingest:
         tenant: str,
         embedder: Embedder | None,
         stored: dict[str, tuple[list[str], list[Any]]],
+        versions: dict[str, int],
     ) -> None:
         if embedder is not None and stored:
-            self.vectors.appended(tenant, embedder.id, stored)
+            self.vectors.appended(tenant, embedder.id, stored, versions)
 
     def _decision_row(
         self,
@@ -214,6 +215,8 @@ class _ChunkWriter:
         self._embedder = embedder
         self._embedded = embedded
         self.written: list[tuple[MemoryRecord, int]] = []
+        self.versions: dict[str, int] = {}
+        """The stored scopes' vector counters after this chunk's bump."""
         self._twins = _Twins(txn, tenant)
 
     def write(
@@ -340,6 +343,8 @@ class _ChunkWriter:
         dim = int(embedder.dim)
         self._txn.upsert_memory_vectors(self._tenant, embedder.id, dim, wholes)
         self._txn.replace_memory_part_vectors(self._tenant, embedder.id, dim, parts)
+        self._txn.bump_scope_vectors(self._tenant, list(stored))
+        self.versions = self._txn.scope_vector_versions(self._tenant, list(stored))
         return stored
 
 

@@ -505,6 +505,7 @@ class Memory:
                             for record, parts in zip(chunk, embedded.parts, strict=True)
                         ],
                     )
+                    txn.bump_scope_vectors(tenant, [scope_key(r.scope, r.scope_id) for r in chunk])
                 done += len(chunk)
         self._vectors.clear()
         return done

@@ -48,13 +48,15 @@ CacheKey = tuple[str, str, tuple[str, ...]]
 
 class ScopeMatrix:
     """One scope set's vectors: ``ids[i]`` is row ``i`` of ``matrix``; a memory with
-    sentence vectors has several rows, at most ``rows_per_memory``."""
+    sentence vectors has several rows, at most ``rows_per_memory``. ``versions`` are the
+    scopes' write counters the rows were read at."""
 
-    __slots__ = ("ids", "matrix", "rows_per_memory")
+    __slots__ = ("ids", "matrix", "rows_per_memory", "versions")
 
-    def __init__(self, ids: list[str], matrix: Any) -> None:
+    def __init__(self, ids: list[str], matrix: Any, versions: tuple[int, ...] = ()) -> None:
         self.ids = ids
         self.matrix = matrix
+        self.versions = versions
         self.rows_per_memory = max(Counter(ids).values(), default=1)
 
     def __len__(self) -> int:
@@ -62,7 +64,13 @@ class ScopeMatrix:
 
 
 class ScopeVectors:
-    """The per-process cache of scope matrices and the threads that score them."""
+    """The per-process cache of scope matrices and the threads that score them.
+
+    Every write of a scope's vectors, by any process, bumps the scope's counter in the
+    database (``bump_scope_vectors``); a cached matrix read at other counters than the
+    scopes have now is read again, so a memory another worker wrote is found by its
+    vector too. The batch API appends its own rows when no other write came between.
+    """
 
     def __init__(self) -> None:
         self._cache: dict[CacheKey, ScopeMatrix] = {}
@@ -76,36 +84,49 @@ class ScopeVectors:
         """The vectors of ``keys`` (scope keys of ``tenant``) under ``embedder_id``."""
         import numpy as np
 
-        cache_key = (tenant, embedder_id, tuple(sorted(keys)))
+        scopes = tuple(sorted(keys))
+        cache_key = (tenant, embedder_id, scopes)
+        counters = txn.scope_vector_versions(tenant, scopes)
+        versions = tuple(counters.get(scope, 0) for scope in scopes)
         cached = self._cache.get(cache_key)
-        if cached is None:
-            rows = txn.list_scope_vectors(tenant, embedder_id=embedder_id, scopes=list(keys))
+        if cached is None or cached.versions != versions:
+            rows = txn.list_scope_vectors(tenant, embedder_id=embedder_id, scopes=list(scopes))
             ids = [memory_id for memory_id, _ in rows]
             matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
             matrix = matrix.reshape(len(ids), -1) if ids else matrix.reshape(0, 1)
-            cached = ScopeMatrix(ids, np.ascontiguousarray(matrix))
+            cached = ScopeMatrix(ids, np.ascontiguousarray(matrix), versions)
             self._cache[cache_key] = cached
         return cached
 
     def appended(
-        self, tenant: str, embedder_id: str, added: dict[str, tuple[list[str], list[Any]]]
+        self,
+        tenant: str,
+        embedder_id: str,
+        added: dict[str, tuple[list[str], list[Any]]],
+        versions: dict[str, int],
     ) -> None:
-        """Rows written (and committed) for scope keys: cached single-scope matrices grow
-        by them; cached sets of several scopes that include one are dropped."""
+        """Rows one write transaction stored (and committed) for scope keys, and the
+        scopes' counters after its one bump each: a cached single-scope matrix read just
+        before that bump grows by the rows; any other cached matrix of those scopes is
+        dropped (read again when next needed)."""
         import numpy as np
 
         for cache_key in list(self._cache):
             owner, embedder, keys = cache_key
             if owner != tenant or not set(keys) & set(added):
                 continue
-            if embedder != embedder_id or len(keys) != 1:
+            cached = self._cache[cache_key]
+            key = keys[0]
+            current = versions.get(key, 0)
+            if embedder != embedder_id or len(keys) != 1 or cached.versions != (current - 1,):
                 del self._cache[cache_key]
                 continue
-            ids, vectors = added[keys[0]]
-            cached = self._cache[cache_key]
+            ids, vectors = added[key]
             rows = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
             matrix = rows if not len(cached) else np.concatenate([cached.matrix, rows])
-            self._cache[cache_key] = ScopeMatrix(cached.ids + ids, np.ascontiguousarray(matrix))
+            self._cache[cache_key] = ScopeMatrix(
+                cached.ids + ids, np.ascontiguousarray(matrix), (current,)
+            )
 
     def clear(self) -> None:
         self._cache.clear()

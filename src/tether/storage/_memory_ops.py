@@ -306,6 +306,7 @@ class MemoryOps(QueryTransaction):
         self._unindex_text(row)
         key = {"tenant_id": tenant_id, "memory_id": memory_id}
         self._fetch("delete_memory_vectors", key)
+        self.bump_scope_vectors(tenant_id, [f"{row['scope']}:{row['scope_id']}"])
         self._fetch("delete_memory_subjects", key)
         self._fetch("delete_memory", key)
 
@@ -372,6 +373,26 @@ class MemoryOps(QueryTransaction):
         ]
         if rows:
             self._fetch_many("upsert_memory_vector", rows)
+
+    def bump_scope_vectors(self, tenant_id: str, scopes: Sequence[str]) -> None:
+        """Count a write of the vectors of each of ``scopes`` (one per scope per call), so
+        a cached copy of them elsewhere can tell it is stale."""
+        self._fetch_many(
+            "bump_scope_vectors",
+            [
+                {"tenant_id": tenant_id, "scope_token": scope_token(tenant_id, scope)}
+                for scope in dict.fromkeys(scopes)
+            ],
+        )
+
+    def scope_vector_versions(self, tenant_id: str, scopes: Sequence[str]) -> dict[str, int]:
+        """How many vector writes each of ``scopes`` has seen (absent: none)."""
+        tokens = {scope_token(tenant_id, scope): scope for scope in scopes}
+        rows = self._fetch(
+            "scope_vector_versions",
+            {"tenant_id": tenant_id, "scopes": self._array_in(list(tokens))},
+        )
+        return {tokens[row["scope_token"]]: int(row["version"]) for row in rows}
 
     def list_scope_vectors(
         self, tenant_id: str, *, embedder_id: str, scopes: Sequence[str]

@@ -515,6 +515,26 @@ CREATE POLICY system_access ON memory_terms TO tether_system USING (true) WITH C
 CREATE POLICY global_read ON memory_terms FOR SELECT TO tether_app
     USING (tenant_id = '_global');
 
+-- memory 0006: a counter per (tenant, scope) bumped by every write of the scope's vectors.
+CREATE TABLE memory_scope_versions (
+    tenant_id  text NOT NULL,
+    scope_token  text NOT NULL,
+    version    bigint NOT NULL,
+    PRIMARY KEY (tenant_id, scope_token)
+);
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory_scope_versions TO tether_app, tether_system;
+
+ALTER TABLE memory_scope_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_scope_versions FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory_scope_versions TO tether_app
+    USING (tenant_id = current_setting('tether.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+CREATE POLICY system_access ON memory_scope_versions TO tether_system
+    USING (true) WITH CHECK (true);
+CREATE POLICY global_read ON memory_scope_versions FOR SELECT TO tether_app
+    USING (tenant_id = '_global');
+
 -- working_memory
 
 CREATE TABLE working_memory (
@@ -664,6 +684,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 3, 'stemming', now()),
        ('memory', 4, 'search_terms', now()),
        ('memory', 5, 'vector_parts', now()),
+       ('memory', 6, 'scope_versions', now()),
        ('working_memory', 1, 'initial', now()),
        ('threads', 1, 'initial', now()),
        ('procedures', 1, 'initial', now());

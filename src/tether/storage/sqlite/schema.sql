@@ -241,6 +241,14 @@ CREATE TABLE memory_vectors (
     PRIMARY KEY (tenant_id, memory_id, embedder_id, part)
 ) WITHOUT ROWID;
 
+-- A counter per (tenant, scope) bumped by every write of the scope's vectors.
+CREATE TABLE memory_scope_versions (
+    tenant_id  TEXT NOT NULL,
+    scope_token  TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, scope_token)
+) WITHOUT ROWID;
+
 CREATE TABLE memory_decisions (
     tenant_id     TEXT NOT NULL REFERENCES tenants (tenant_id),
     decision_id   TEXT NOT NULL,
@@ -409,6 +417,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 4, 'vector_parts', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('memory', 5, 'scope_versions', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('working_memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('threads', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('procedures', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));

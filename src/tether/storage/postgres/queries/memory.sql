@@ -217,3 +217,12 @@ SELECT * FROM memories
 WHERE tenant_id = %(tenant_id)s AND kind = 'constraint' AND status = 'active'
   AND scope || ':' || scope_id = ANY(%(scopes)s::text[])
 ORDER BY created_at, memory_id;
+
+-- name: bump_scope_vectors
+INSERT INTO memory_scope_versions (tenant_id, scope_token, version)
+VALUES (%(tenant_id)s, %(scope_token)s, 1)
+ON CONFLICT (tenant_id, scope_token) DO UPDATE SET version = memory_scope_versions.version + 1;
+
+-- name: scope_vector_versions
+SELECT scope_token, version FROM memory_scope_versions
+WHERE tenant_id = %(tenant_id)s AND scope_token = ANY(%(scopes)s::text[]);

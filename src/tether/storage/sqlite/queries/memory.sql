@@ -192,3 +192,12 @@ INDEXED BY memories_by_kind
 WHERE tenant_id = :tenant_id AND kind = 'constraint' AND status = 'active'
   AND scope || ':' || scope_id IN (SELECT value FROM json_each(:scopes))
 ORDER BY created_at, memory_id;
+
+-- name: bump_scope_vectors
+INSERT INTO memory_scope_versions (tenant_id, scope_token, version)
+VALUES (:tenant_id, :scope_token, 1)
+ON CONFLICT (tenant_id, scope_token) DO UPDATE SET version = memory_scope_versions.version + 1;
+
+-- name: scope_vector_versions
+SELECT scope_token, version FROM memory_scope_versions
+WHERE tenant_id = :tenant_id AND scope_token IN (SELECT value FROM json_each(:scopes));
