@@ -115,11 +115,13 @@ class ScopeVectors:
             owner, embedder, keys = cache_key
             if owner != tenant or not set(keys) & set(added):
                 continue
-            cached = self._cache[cache_key]
+            cached = self._cache.get(cache_key)  # another thread may have dropped it
             key = keys[0]
             current = versions.get(key, 0)
+            if cached is None:
+                continue
             if embedder != embedder_id or len(keys) != 1 or cached.versions != (current - 1,):
-                del self._cache[cache_key]
+                self._cache.pop(cache_key, None)
                 continue
             ids, vectors = added[key]
             rows = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
