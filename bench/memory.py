@@ -93,6 +93,10 @@ def questions_of(
     return questions, dropped
 
 
+def postgres_admin_url() -> str:
+    return os.environ.get("TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
 def make_app(
     backend: str, workdir: Path, embedder: Any, *, reinforce: bool = False
 ) -> tuple[Tether, str]:
@@ -102,9 +106,7 @@ def make_app(
     else:
         import psycopg
 
-        admin = os.environ.get(
-            "TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-        )
+        admin = postgres_admin_url()
         name = f"tether_bench_mem_{secrets.token_hex(4)}"
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
@@ -129,7 +131,7 @@ def drop_database(name: str) -> None:
         return
     import psycopg
 
-    admin = os.environ.get("TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+    admin = postgres_admin_url()
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
@@ -235,7 +237,7 @@ def settle_postgres(name: str) -> None:
     instead of 2.2 ms at 100,000 memories)."""
     import psycopg
 
-    admin = os.environ.get("TETHER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+    admin = postgres_admin_url()
     url = admin.rsplit("/", 1)[0] + f"/{name}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")

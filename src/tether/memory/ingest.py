@@ -34,7 +34,13 @@ from tether.memory.models import (
 )
 from tether.memory.policy import Facts, PolicyConfig, decide
 from tether.memory.text import scope_key, tokens
-from tether.memory.vectors import Embedded, ScopeVectors, embed_memories
+from tether.memory.vectors import (
+    Embedded,
+    ScopeVectors,
+    Stored,
+    embed_memories,
+    store_vectors_txn,
+)
 from tether.principals import Principal
 from tether.storage.base import Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
@@ -161,7 +167,7 @@ class Ingest:
         self,
         tenant: str,
         embedder: Embedder | None,
-        stored: dict[str, tuple[list[str], list[Any]]],
+        stored: Stored,
         versions: dict[str, int],
     ) -> None:
         if embedder is not None and stored:
@@ -312,9 +318,7 @@ class _ChunkWriter:
             purge_after=None,
         )
 
-    def store_vectors(
-        self, proposals: Sequence[MemoryProposal]
-    ) -> dict[str, tuple[list[str], list[Any]]]:
+    def store_vectors(self, proposals: Sequence[MemoryProposal]) -> Stored:
         """Store the vectors of the written records (the whole text's and its
         sentences'), reusing what was embedded up front (a text the policy redacted is
         embedded again); what was stored, by scope key."""
@@ -328,23 +332,11 @@ class _ChunkWriter:
         ]
         again = embed_memories(embedder, [written[i][0].text for i in redacted])
         replaced = {index: row for row, index in enumerate(redacted)}
-        wholes: list[tuple[str, bytes]] = []
-        parts: list[tuple[str, list[bytes]]] = []
-        stored: dict[str, tuple[list[str], list[Any]]] = {}
+        memories = []
         for index, (record, position) in enumerate(written):
             source, row = (again, replaced[index]) if index in replaced else (embedded, position)
-            vectors = [source.whole[row].astype("float32"), *source.parts[row]]
-            wholes.append((record.memory_id, vectors[0].tobytes()))
-            if len(vectors) > 1:
-                parts.append((record.memory_id, [v.tobytes() for v in vectors[1:]]))
-            ids, kept = stored.setdefault(scope_key(record.scope, record.scope_id), ([], []))
-            ids.extend([record.memory_id] * len(vectors))
-            kept.extend(vectors)
-        dim = int(embedder.dim)
-        self._txn.upsert_memory_vectors(self._tenant, embedder.id, dim, wholes)
-        self._txn.replace_memory_part_vectors(self._tenant, embedder.id, dim, parts)
-        self._txn.bump_scope_vectors(self._tenant, list(stored))
-        self.versions = self._txn.scope_vector_versions(self._tenant, list(stored))
+            memories.append((record, [source.whole[row].astype("float32"), *source.parts[row]]))
+        stored, self.versions = store_vectors_txn(self._txn, self._tenant, embedder, memories)
         return stored
 
 

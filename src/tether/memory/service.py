@@ -29,7 +29,7 @@ from tether.memory.models import (
 from tether.memory.policy import PolicyConfig
 from tether.memory.recall import Recall, RecallResult
 from tether.memory.text import scope_key
-from tether.memory.vectors import ScopeVectors, embed_memories
+from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
 from tether.principals import Principal, Role
 from tether.storage.base import Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
@@ -145,7 +145,6 @@ class Memory:
                 raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
             approved = self._approved(record, actor, actor, now)
             txn.update_memory(approved)
-        self._vectors.clear()
         with self._storage.transaction(principal.tenant_id) as txn:
             self._audit_txn(txn, principal, "memory.approved", approved)
         return approved
@@ -233,7 +232,6 @@ class Memory:
             )
             txn.update_memory(forgotten)
             self._audit_txn(txn, principal, "memory.forgotten", forgotten)
-        self._vectors.clear()
         return forgotten
 
     def invalidate_source(self, principal: Principal, source_ref: str, new_version: str) -> int:
@@ -355,7 +353,6 @@ class Memory:
                     target=f"tenant:{tenant}",
                     details=dict(counts),
                 )
-        self._vectors.clear()
         return dict(counts)
 
     def erase_subject(self, principal: Principal, subject_id: str) -> dict[str, int]:
@@ -406,7 +403,6 @@ class Memory:
                 details=counts,
                 subjects=[subject_id],
             )
-        self._vectors.clear()
         self._erase_working_memory(principal, subject_id, sessions, counts)
         self._storage_vacuum_after_erasure()
         return counts
@@ -485,29 +481,15 @@ class Memory:
             for start in range(0, len(records), batch):
                 chunk = records[start : start + batch]
                 embedded = embed_memories(self.embedder, [r.text for r in chunk])
-                dim = int(self.embedder.dim)
+                memories = [
+                    (record, [whole.astype("float32"), *parts])
+                    for record, whole, parts in zip(
+                        chunk, embedded.whole, embedded.parts, strict=True
+                    )
+                ]
                 with self._storage.transaction(tenant) as txn:
-                    txn.upsert_memory_vectors(
-                        tenant,
-                        self.embedder.id,
-                        dim,
-                        [
-                            (record.memory_id, vector.astype("float32").tobytes())
-                            for record, vector in zip(chunk, embedded.whole, strict=True)
-                        ],
-                    )
-                    txn.replace_memory_part_vectors(
-                        tenant,
-                        self.embedder.id,
-                        dim,
-                        [
-                            (record.memory_id, [v.tobytes() for v in parts])
-                            for record, parts in zip(chunk, embedded.parts, strict=True)
-                        ],
-                    )
-                    txn.bump_scope_vectors(tenant, [scope_key(r.scope, r.scope_id) for r in chunk])
+                    store_vectors_txn(txn, tenant, self.embedder, memories)
                 done += len(chunk)
-        self._vectors.clear()
         return done
 
     # -- reading -------------------------------------------------------------------------

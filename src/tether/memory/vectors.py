@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from tether.memory.text import sentences
+from tether.memory.models import MemoryRecord
+from tether.memory.text import scope_key, sentences
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
@@ -53,11 +54,19 @@ class ScopeMatrix:
 
     __slots__ = ("ids", "matrix", "rows_per_memory", "versions")
 
-    def __init__(self, ids: list[str], matrix: Any, versions: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self,
+        ids: list[str],
+        matrix: Any,
+        versions: tuple[int, ...] = (),
+        rows_per_memory: int | None = None,
+    ) -> None:
         self.ids = ids
         self.matrix = matrix
         self.versions = versions
-        self.rows_per_memory = max(Counter(ids).values(), default=1)
+        self.rows_per_memory = (
+            max(Counter(ids).values(), default=1) if rows_per_memory is None else rows_per_memory
+        )
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -102,7 +111,7 @@ class ScopeVectors:
         self,
         tenant: str,
         embedder_id: str,
-        added: dict[str, tuple[list[str], list[Any]]],
+        added: Stored,
         versions: dict[str, int],
     ) -> None:
         """Rows one write transaction stored (and committed) for scope keys, and the
@@ -126,12 +135,11 @@ class ScopeVectors:
             ids, vectors = added[key]
             rows = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
             matrix = rows if not len(cached) else np.concatenate([cached.matrix, rows])
+            # The rows are new memories': the busiest memory is an old one or one of them.
+            most = max(cached.rows_per_memory, *Counter(ids).values())
             self._cache[cache_key] = ScopeMatrix(
-                cached.ids + ids, np.ascontiguousarray(matrix), (current,)
+                cached.ids + ids, np.ascontiguousarray(matrix), (current,), most
             )
-
-    def clear(self) -> None:
-        self._cache.clear()
 
     def top_scores(
         self, cached: ScopeMatrix, query: Any, pool: int
@@ -215,6 +223,41 @@ class Embedded:
     def __init__(self, whole: Any, parts: list[list[Any]]) -> None:
         self.whole = whole
         self.parts = parts
+
+
+Stored = dict[str, tuple[list[str], list[Any]]]
+"""Vectors written, by scope key: the memory id of each row and the row."""
+
+
+def store_vectors_txn(
+    txn: Transaction,
+    tenant: str,
+    embedder: Embedder,
+    memories: Sequence[tuple[MemoryRecord, list[Any]]],
+) -> tuple[Stored, dict[str, int]]:
+    """Store each memory's vectors (its whole text's first, then its sentences', which
+    replace any it had) under ``embedder`` and bump the scopes' counters, once each.
+
+    Returns what was stored by scope key, and the scopes' counters after the bump (for
+    :meth:`ScopeVectors.appended`).
+    """
+    dim = int(embedder.dim)
+    stored: Stored = {}
+    for record, vectors in memories:
+        ids, kept = stored.setdefault(scope_key(record.scope, record.scope_id), ([], []))
+        ids.extend([record.memory_id] * len(vectors))
+        kept.extend(vectors)
+    txn.upsert_memory_vectors(
+        tenant, embedder.id, dim, [(r.memory_id, vectors[0].tobytes()) for r, vectors in memories]
+    )
+    txn.replace_memory_part_vectors(
+        tenant,
+        embedder.id,
+        dim,
+        [(r.memory_id, [v.tobytes() for v in vectors[1:]]) for r, vectors in memories],
+    )
+    txn.bump_scope_vectors(tenant, list(stored))
+    return stored, txn.scope_vector_versions(tenant, list(stored))
 
 
 def embed_memories(embedder: Embedder, texts: Sequence[str]) -> Embedded:
