@@ -223,7 +223,6 @@ class _ChunkWriter:
         self.written: list[tuple[MemoryRecord, int]] = []
         self.versions: dict[str, int] = {}
         """The stored scopes' vector counters after this chunk's bump."""
-        self._twins = _Twins(txn, tenant)
 
     def write(
         self, position: int, proposal: MemoryProposal, decision: PolicyDecision
@@ -244,7 +243,7 @@ class _ChunkWriter:
             previous = current[-1] if current else None
         threshold = self._config.reinforce_similarity
         if previous is None and not held and threshold is not None:
-            twin = self._twins.find(proposal, text, threshold)
+            twin = near_duplicate_txn(txn, tenant, proposal, text, threshold)
             if twin is not None:
                 reinforced = twin.model_copy(
                     update={
@@ -340,9 +339,11 @@ class _ChunkWriter:
         return stored
 
 
-class _Twins:
-    """The near-duplicate check: an active memory of the same scope and kind whose
-    content words overlap the new text's by the threshold (Jaccard) or more.
+def near_duplicate_txn(
+    txn: Transaction, tenant: str, proposal: MemoryProposal, text: str, threshold: float
+) -> MemoryRecord | None:
+    """An active memory of the proposal's scope and kind whose content words overlap
+    ``text``'s by ``threshold`` (Jaccard) or more.
 
     Exact, through the full-text index: a twin at threshold ``t`` of a text with ``n``
     words lacks at most ``spare = n - ceil(t * n)`` of them, so of any ``spare + k`` of
@@ -351,32 +352,26 @@ class _Twins:
     allows; words picked in a fixed order unrelated to their place in the text), and
     only those memories' words are compared.
     """
-
-    def __init__(self, txn: Transaction, tenant: str) -> None:
-        self._txn = txn
-        self._tenant = tenant
-
-    def find(self, proposal: MemoryProposal, text: str, threshold: float) -> MemoryRecord | None:
-        words = set(tokens(text))
-        if not words:
-            return None
-        spare = len(words) - math.ceil(threshold * len(words) - 1e-9)
-        held = _probe_size(len(words), spare)
-        probe = sorted(words, key=_spread)[: spare + held]
-        matches = self._txn.match_memory_texts(
-            self._tenant,
-            words=probe,
-            scopes=[scope_key(proposal.scope, proposal.scope_id)],
-            at_least=held,
-            limit=TWIN_CANDIDATES,
-        )
-        for match in matches:
-            if match.status is not MemoryStatus.ACTIVE or match.kind is not proposal.kind:
-                continue
-            other = set(tokens(match.text))
-            if other and len(words & other) / len(words | other) >= threshold:
-                return self._txn.get_memory(self._tenant, match.memory_id)
+    words = set(tokens(text))
+    if not words:
         return None
+    spare = len(words) - math.ceil(threshold * len(words) - 1e-9)
+    held = _probe_size(len(words), spare)
+    probe = sorted(words, key=_spread)[: spare + held]
+    matches = txn.match_memory_texts(
+        tenant,
+        words=probe,
+        scopes=[scope_key(proposal.scope, proposal.scope_id)],
+        at_least=held,
+        limit=TWIN_CANDIDATES,
+    )
+    for match in matches:
+        if match.status is not MemoryStatus.ACTIVE or match.kind is not proposal.kind:
+            continue
+        other = set(tokens(match.text))
+        if other and len(words & other) / len(words | other) >= threshold:
+            return txn.get_memory(tenant, match.memory_id)
+    return None
 
 
 def _embedded_chunks(
