@@ -16,6 +16,7 @@ from tether.audit.chain import VerifyReport, entry_hash, verify_chain
 from tether.clock import Clock
 from tether.errors import InvalidInput, UnknownTenant
 from tether.ids import IdSource
+from tether.principals import Principal
 from tether.storage.base import AuditRow, Storage, Transaction, iter_audit_entries
 
 _ACTION = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
@@ -117,6 +118,29 @@ class AuditLog:
         txn.insert_audit_entry(row)
         txn.set_audit_head(tenant_id, row.seq, row.entry_hash)
         return AuditEntry.from_row(row)
+
+    def record_by_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        *,
+        action: str,
+        target: str,
+        details: Mapping[str, Any] | None = None,
+        subjects: Iterable[str] = (),
+        tenant_id: str | None = None,
+    ) -> AuditEntry:
+        """:meth:`record_txn` for an action ``principal`` took, in its own tenant unless
+        ``tenant_id`` names another (an operator acting on the global tenant)."""
+        return self.record_txn(
+            txn,
+            tenant_id=principal.tenant_id if tenant_id is None else tenant_id,
+            actor_id=principal.principal_id,
+            action=action,
+            target=target,
+            details=details,
+            subjects=subjects,
+        )
 
     def entries(self, tenant_id: str, *, after_seq: int = 0, limit: int = 100) -> list[AuditEntry]:
         with self._storage.transaction(tenant_id, write=False) as txn:

@@ -78,10 +78,9 @@ class Memory:
                 self._clock.now(),
                 principal.principal_id,
             )
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="memory.policy_changed",
                 target=f"tenant:{principal.tenant_id}",
                 details=config.model_dump(mode="json"),
@@ -252,10 +251,9 @@ class Memory:
                     )
                 )
             if stale:
-                self._audit.record_txn(
+                self._audit.record_by_txn(
                     txn,
-                    tenant_id=principal.tenant_id,
-                    actor_id=principal.principal_id,
+                    principal,
                     action="memory.source_changed",
                     target=f"source:{source_ref}",
                     details={"new_version": new_version, "invalidated": len(stale)},
@@ -345,10 +343,10 @@ class Memory:
                     txn.delete_memory(tenant, record.memory_id)
                     counts["purged"] += 1
             if counts:
-                self._audit.record_txn(
+                self._audit.record_by_txn(
                     txn,
+                    principal,
                     tenant_id=tenant,
-                    actor_id=principal.principal_id,
                     action="memory.retention",
                     target=f"tenant:{tenant}",
                     details=dict(counts),
@@ -394,10 +392,10 @@ class Memory:
                     "counts": canonical.dumps(counts),
                 }
             )
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
+                principal,
                 tenant_id=tenant,
-                actor_id=principal.principal_id,
                 action="memory.subject_erased",
                 target="subject",
                 details=counts,
@@ -419,10 +417,9 @@ class Memory:
             return
         counts["working_memory"] = erased
         with self._storage.transaction(principal.tenant_id) as txn:
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="memory.subject_working_memory_erased",
                 target="subject",
                 details={"sessions": len(sessions), "working_memory": erased},
@@ -570,10 +567,9 @@ class Memory:
     def _audit_txn(
         self, txn: Transaction, principal: Principal, action: str, record: MemoryRecord
     ) -> None:
-        self._audit.record_txn(
+        self._audit.record_by_txn(
             txn,
-            tenant_id=principal.tenant_id,
-            actor_id=principal.principal_id,
+            principal,
             action=action,
             target=f"memory:{record.memory_id}",
             details={"scope": record.scope.value, "kind": record.kind.value},

@@ -116,10 +116,10 @@ class Runs:
                 )
             )
             txn.insert_events([self._event(run, 1, "run.created", {"workflow": workflow.key})])
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
+                principal,
                 tenant_id=run.tenant_id,
-                actor_id=principal.principal_id,
                 action="run.started",
                 target=f"run:{run_id}",
                 details={"workflow": workflow.key},
@@ -220,10 +220,9 @@ class Runs:
             run = self._resolve_txn(
                 txn, principal, wait, WaitStatus.ANSWERED, result, canonical.dumps(answer)
             )
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="run.answered",
                 target=f"run:{wait.run_id}",
                 details={"wait_id": wait_id, "reason": wait.reason.value},
@@ -260,10 +259,9 @@ class Runs:
             run = self._resolve_txn(
                 txn, principal, wait, status, {"comment": comment}, decision.model_dump_json()
             )
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="approval.approved" if approve else "approval.rejected",
                 target=f"run:{wait.run_id}",
                 details={"approval_id": approval_id, "action_digest": wait.action_digest},
@@ -295,10 +293,9 @@ class Runs:
                 updated = self._transition_txn(
                     txn, principal, run, RunStatus.CANCELLED, "run.cancelled", {"reason": reason}
                 )
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="run.cancelled",
                 target=f"run:{run_id}",
                 details={"reason": reason},
@@ -333,10 +330,9 @@ class Runs:
                 updated = self._transition_txn(
                     txn, principal, run, RunStatus.QUEUED, "run.resumed", {}
                 )
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="run.resumed",
                 target=f"run:{run_id}",
             )

@@ -129,10 +129,9 @@ class Threads:
         )
         with self.storage.transaction(principal.tenant_id) as txn:
             txn.insert_thread(thread)
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
-                tenant_id=principal.tenant_id,
-                actor_id=principal.principal_id,
+                principal,
                 action="thread.created",
                 target=f"thread:{thread.thread_id}",
                 details={"retention_days": retention_days},
@@ -207,10 +206,10 @@ class Threads:
                 for index, (turn, size) in enumerate(zip(turns, sizes, strict=True))
             ]
             txn.insert_thread_turns(stored)
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
+                principal,
                 tenant_id=tenant,
-                actor_id=principal.principal_id,
                 action="thread.turns_appended",
                 target=f"thread:{thread_id}",
                 details={
@@ -343,10 +342,10 @@ class Threads:
             if latest is not None and latest.to_seq >= summary.to_seq:
                 return None
             txn.insert_thread_summary(summary)
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
+                principal,
                 tenant_id=tenant,
-                actor_id=principal.principal_id,
                 action="thread.summarized",
                 target=f"thread:{thread_id}",
                 details={
@@ -419,10 +418,10 @@ class Threads:
                 counts["thread_turns"] += turns
                 counts["thread_summaries"] += summaries
             if counts:
-                self._audit.record_txn(
+                self._audit.record_by_txn(
                     txn,
+                    principal,
                     tenant_id=tenant,
-                    actor_id=principal.principal_id,
                     action="thread.retention",
                     target=f"tenant:{tenant}",
                     details=dict(counts),
@@ -442,10 +441,10 @@ class Threads:
         tenant = principal.tenant_id
         with self.storage.transaction(tenant) as txn:
             counts, _ = erase_user_threads_txn(txn, tenant, user_id)
-            self._audit.record_txn(
+            self._audit.record_by_txn(
                 txn,
+                principal,
                 tenant_id=tenant,
-                actor_id=principal.principal_id,
                 action="thread.user_erased",
                 target="subject",
                 details=counts,
