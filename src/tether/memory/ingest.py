@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tether import canonical
 from tether.audit import AuditLog
@@ -42,7 +42,7 @@ from tether.memory.vectors import (
     store_vectors_txn,
 )
 from tether.principals import Principal
-from tether.storage.base import Storage, Transaction
+from tether.storage.base import MemoryDecisionRow, Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ class Ingest:
     ) -> list[PolicyDecision]:
         tenant = principal.tenant_id
         decisions: list[PolicyDecision] = []
-        logged: list[dict[str, Any]] = []
+        logged: list[MemoryDecisionRow] = []
         deferred: list[int] = []
         with self._storage.transaction(tenant) as txn:
             facts = Facts(
@@ -179,7 +179,7 @@ class Ingest:
         proposal: MemoryProposal,
         decision: PolicyDecision,
         now: datetime,
-    ) -> dict[str, Any]:
+    ) -> MemoryDecisionRow:
         tenant = principal.tenant_id
         return {
             "tenant_id": tenant,

@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,7 +24,7 @@ from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.text import scope_key, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.principals import Principal, Role
-from tether.storage.base import MemoryCandidate, Storage
+from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
 from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class Recall:
         self._vectors = vectors
         self._lock = threading.Lock()
         self._access: Counter[tuple[str, str]] = Counter()
-        self._recall_log: list[dict[str, Any]] = []
+        self._recall_log: list[MemoryRecallRow] = []
         self.flush_every = 200
         self.log_every = 20
 
@@ -204,7 +204,7 @@ class Recall:
             lexical_only=not use_vector,
         )
 
-    def _log(self, row: dict[str, Any], hits: list[tuple[str, str]]) -> None:
+    def _log(self, row: MemoryRecallRow, hits: list[tuple[str, str]]) -> None:
         """Buffer the recall's log row and its access counts; write both once
         ``log_every`` recalls or ``flush_every`` hits are waiting (see :meth:`flush`)."""
         with self._lock:
@@ -228,7 +228,7 @@ class Recall:
         with self._lock:
             pending, self._access = self._access, Counter()
             logged, self._recall_log = self._recall_log, []
-        by_tenant: dict[str, tuple[list[dict[str, Any]], dict[str, int]]] = {}
+        by_tenant: dict[str, tuple[list[MemoryRecallRow], dict[str, int]]] = {}
         for row in logged:
             by_tenant.setdefault(row["tenant_id"], ([], {}))[0].append(row)
         for (tenant, memory_id), hits in pending.items():

@@ -1,10 +1,23 @@
-"""Persistence: :func:`open_storage` picks the backend from ``TETHER_URL``."""
+"""Persistence: :func:`open_storage` picks the backend from ``TETHER_URL``.
+
+Services take a :class:`Transaction` (every component's operations), or only the
+component protocols they use (:class:`RunStore`, :class:`MemoryStore` …).
+"""
 
 from __future__ import annotations
 
 from tether.config import Settings
 from tether.errors import ConfigError
-from tether.storage.base import Storage
+from tether.storage.base import (
+    CoreStore,
+    MemoryStore,
+    ProcedureStore,
+    RunStore,
+    Storage,
+    ThreadStore,
+    Transaction,
+    WorkingStore,
+)
 
 
 def open_storage(settings: Settings, *, create: bool = False) -> Storage:
@@ -34,4 +47,14 @@ def open_storage(settings: Settings, *, create: bool = False) -> Storage:
     return PostgresStorage(settings)
 
 
-__all__ = ["Storage", "open_storage"]
+__all__ = [
+    "CoreStore",
+    "MemoryStore",
+    "ProcedureStore",
+    "RunStore",
+    "Storage",
+    "ThreadStore",
+    "Transaction",
+    "WorkingStore",
+    "open_storage",
+]

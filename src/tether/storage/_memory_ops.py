@@ -20,7 +20,14 @@ from tether.memory.models import (
     SourceType,
 )
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.base import MemoryCandidate, TextMatch
+from tether.storage.rows import (
+    MemoryCandidate,
+    MemoryDecisionRow,
+    MemoryHoldRow,
+    MemoryRecallRow,
+    MemoryTombstoneRow,
+    TextMatch,
+)
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 
@@ -405,10 +412,10 @@ class MemoryOps(QueryTransaction):
         )
         return [(row["memory_id"], bytes(row["vector"])) for row in rows]
 
-    def insert_memory_decision(self, values: Mapping[str, Any]) -> None:
+    def insert_memory_decision(self, values: MemoryDecisionRow) -> None:
         self.insert_memory_decisions([values])
 
-    def insert_memory_decisions(self, decisions: Sequence[Mapping[str, Any]]) -> None:
+    def insert_memory_decisions(self, decisions: Sequence[MemoryDecisionRow]) -> None:
         """Log many policy decisions in one batch."""
         if decisions:
             self._fetch_many(
@@ -424,12 +431,10 @@ class MemoryOps(QueryTransaction):
             {"tenant_id": tenant_id, "memory_id": memory_id, "subject_hash": subject_hash},
         )
 
-    def insert_memory_recall(self, values: Mapping[str, Any]) -> None:
-        params = dict(values)
-        params["at"] = self._ts_in(params["at"])
-        self._fetch("insert_memory_recall", params)
+    def insert_memory_recall(self, values: MemoryRecallRow) -> None:
+        self._fetch("insert_memory_recall", dict(values, at=self._ts_in(values["at"])))
 
-    def insert_memory_recalls(self, recalls: Sequence[Mapping[str, Any]]) -> None:
+    def insert_memory_recalls(self, recalls: Sequence[MemoryRecallRow]) -> None:
         """Log many recalls in one batch (recall buffers its log rows)."""
         if recalls:
             self._fetch_many(
@@ -474,9 +479,8 @@ class MemoryOps(QueryTransaction):
         row = self._one("count_run_memories", tenant_id=tenant_id, run_id=run_id)
         return int(row["n"]) if row else 0
 
-    def insert_memory_hold(self, values: Mapping[str, Any]) -> None:
-        params = dict(values)
-        params["created_at"] = self._ts_in(params["created_at"])
+    def insert_memory_hold(self, values: MemoryHoldRow) -> None:
+        params = dict(values, created_at=self._ts_in(values["created_at"]))
         self._fetch("insert_memory_hold", params)
 
     def list_memory_holds(self, tenant_id: str) -> list[tuple[str, str]]:
@@ -485,9 +489,8 @@ class MemoryOps(QueryTransaction):
             for row in self._fetch("list_memory_holds", {"tenant_id": tenant_id})
         ]
 
-    def insert_memory_tombstone(self, values: Mapping[str, Any]) -> None:
-        params = dict(values)
-        params["erased_at"] = self._ts_in(params["erased_at"])
+    def insert_memory_tombstone(self, values: MemoryTombstoneRow) -> None:
+        params = dict(values, erased_at=self._ts_in(values["erased_at"]))
         self._fetch("insert_memory_tombstone", params)
 
     def get_memory_policy(self, tenant_id: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.base import ProcedureVersionRow
+from tether.storage.rows import ProcedureVersionRow
 
 
 class ProceduresOps(QueryTransaction):

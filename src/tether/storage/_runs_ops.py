@@ -11,7 +11,7 @@ from tether import canonical
 from tether.errors import LeaseLost, RunCancelled
 from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.base import StepWrite
+from tether.storage.rows import StepWrite
 
 
 class RunOps(QueryTransaction):

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.errors import UnknownTenant
-from tether.storage.base import AuditRow, PrincipalRow, TenantRow
+from tether.storage.rows import AuditRow, PrincipalRow, TenantRow
 
 Row = Mapping[str, Any]
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.base import WorkingRow
+from tether.storage.rows import WorkingRow
 
 
 class WorkingOps(QueryTransaction):

@@ -13,7 +13,7 @@ import math
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from importlib import resources
 from typing import Any, Literal, NoReturn
@@ -219,10 +219,14 @@ class PostgresStorage:
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url)
 
-    def transaction(self, tenant_id: str, *, write: bool = True) -> Any:
+    def transaction(
+        self, tenant_id: str, *, write: bool = True
+    ) -> AbstractContextManager[PostgresTransaction]:
         return self._begin(APP_ROLE, tenant_id, write)
 
-    def system_transaction(self, *, write: bool = True) -> Any:
+    def system_transaction(
+        self, *, write: bool = True
+    ) -> AbstractContextManager[PostgresTransaction]:
         return self._begin(SYSTEM_ROLE, "", write)
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -228,10 +228,14 @@ class SQLiteStorage:
                 conn.execute("ROLLBACK")
             translate_error(exc, self.path)
 
-    def transaction(self, tenant_id: str, *, write: bool = True) -> Any:
+    def transaction(
+        self, tenant_id: str, *, write: bool = True
+    ) -> AbstractContextManager[SQLiteTransaction]:
         return self._begin(write)
 
-    def system_transaction(self, *, write: bool = True) -> Any:
+    def system_transaction(
+        self, *, write: bool = True
+    ) -> AbstractContextManager[SQLiteTransaction]:
         return self._begin(write)
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:

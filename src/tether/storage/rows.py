@@ -1,0 +1,194 @@
+"""Rows and values that cross the storage boundary.
+
+Stored models (runs, memories, threads) are pydantic models of their own packages; the
+rows here are what only storage and its callers share. Frozen dataclasses carry values
+storage reads back; the ``TypedDict`` rows are log and ledger rows services write and never
+read back, whose keys are the table's columns. Either way, JSON crosses as canonical JSON
+text (``*_json`` fields, and the JSON columns of the log rows) so digests taken over it are
+stable, and timestamps cross as aware ``datetime`` values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from tether.memory.models import MemoryKind, MemoryStatus
+    from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+
+
+@dataclass(frozen=True)
+class TenantRow:
+    tenant_id: str
+    name: str
+    created_at: datetime
+    created_by: str
+    audit_seq: int
+    audit_head: str
+
+
+@dataclass(frozen=True)
+class PrincipalRow:
+    tenant_id: str
+    principal_id: str
+    roles_json: str
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    updated_by: str
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    tenant_id: str
+    seq: int
+    entry_id: str
+    at: datetime
+    actor_id: str
+    action: str
+    target: str
+    details_json: str
+    subjects_json: str
+    prev_hash: str
+    entry_hash: str
+
+
+@dataclass(frozen=True)
+class ComponentVersion:
+    """Schema version of one component: what the database has, what this code knows."""
+
+    component: str
+    applied: int
+    latest: int
+
+
+@dataclass(frozen=True)
+class AppliedMigration:
+    component: str
+    version: int
+    name: str
+
+
+@dataclass(frozen=True)
+class ProcedureVersionRow:
+    """One published version of a tenant's procedures (skills and policies)."""
+
+    tenant_id: str
+    version: str
+    documents_json: str
+    source: str
+    published_at: datetime
+    published_by: str
+
+
+@dataclass(frozen=True)
+class MemoryCandidate:
+    """What recall ranks and filters a memory by, without building the whole record:
+    only the final hits are read as :class:`MemoryRecord`."""
+
+    tenant_id: str
+    memory_id: str
+    kind: MemoryKind
+    status: MemoryStatus
+    tags: list[str]
+    confidence: float
+    access_count: int
+    valid_from: datetime
+    valid_to: datetime | None
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    """A memory a word query matched, with what the near-duplicate check compares."""
+
+    memory_id: str
+    text: str
+    kind: MemoryKind
+    status: MemoryStatus
+
+
+@dataclass(frozen=True)
+class WorkingRow:
+    """One live working-memory entry: its key, canonical JSON value and expiry."""
+
+    key: str
+    value_json: str
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StepWrite:
+    """Everything one durable step writes, in one transaction guarded by the run's version
+    and lease. See :meth:`tether.storage.base.Storage.write_step`."""
+
+    run: Run
+    expected_version: int
+    expected_owner: str | None
+    cancellable: bool
+    journal: Sequence[JournalEntry] = ()
+    checkpoint: Checkpoint | None = None
+    waits: Sequence[Wait] = ()
+    resolved: Sequence[Wait] = ()
+    """Open waits to close, carrying their new status, resolver and resolution."""
+    events: Sequence[RunEvent] = ()
+
+
+class MemoryDecisionRow(TypedDict):
+    """One policy decision on a memory proposal, for the decision log."""
+
+    tenant_id: str
+    decision_id: str
+    at: datetime
+    principal_id: str
+    verdict: str
+    reasons: str
+    """Canonical JSON list of the reasons."""
+    findings: str
+    """Canonical JSON list of what the policy found in the text."""
+    text_digest: str
+    subject_hashes: str
+    """Canonical JSON list of the subjects' hashes (never the subjects themselves)."""
+    memory_id: str | None
+    run_id: str | None
+
+
+class MemoryRecallRow(TypedDict):
+    """One recall, for the recall log: who asked, a digest of what, and what came back."""
+
+    tenant_id: str
+    recall_id: str
+    at: datetime
+    principal_id: str
+    query_digest: str
+    scopes: str
+    """Canonical JSON list of the scope keys searched."""
+    returned: str
+    """Canonical JSON list of the memory ids returned."""
+
+
+class MemoryHoldRow(TypedDict):
+    """A legal hold on one scope: nothing in it expires, decays, is purged or erased."""
+
+    tenant_id: str
+    hold_id: str
+    scope: str
+    scope_id: str
+    reason: str
+    created_at: datetime
+    created_by: str
+
+
+class MemoryTombstoneRow(TypedDict):
+    """What remains of an erased data subject: a hash of who, and how much went."""
+
+    tenant_id: str
+    tombstone_id: str
+    subject_hash: str
+    erased_at: datetime
+    erased_by: str
+    counts: str
+    """Canonical JSON object: rows erased per kind."""
