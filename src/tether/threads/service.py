@@ -3,8 +3,8 @@
 Turns are stored once, in order: a thread reserves sequence numbers inside the append's
 transaction, so concurrent appends never share or skip one. Summaries are stored beside
 the turns they cover and never replace them. Every write is audited (ids, counts and
-kinds only: never content). Building a context from a thread is ``app.context``'s job
-(:mod:`tether.context.builder`), which reads the thread through this service.
+kinds only: never content). ``app.context`` builds a thread's working context and reads
+the thread through this service.
 """
 
 from __future__ import annotations
