@@ -26,7 +26,7 @@ from typing import Any
 
 from bench._harness import median_ms, p95_ms
 from tether import FakeClock, Tether, load_settings
-from tether.context.builder import ContextOptions
+from tether.context.models import ContextOptions
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
 from tether.threads.models import NewTurn, TurnKind, TurnRole
 
@@ -136,7 +136,7 @@ def run(
             built = None
             for index in range(builds + 2):
                 began = time.perf_counter()
-                built = app.threads.build_context(
+                built = app.context.build(
                     alice, thread.thread_id, budget=budget, procedures=procedures, options=options
                 )
                 if index >= 2:

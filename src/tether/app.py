@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tether.audit import AuditLog
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
+from tether.context.builder import Context
 from tether.errors import SchemaOutdated
 from tether.ids import IdSource, UUID7Source
 from tether.memory.service import Memory
@@ -16,6 +17,7 @@ from tether.procedures import Procedures
 from tether.runs import Executor, Runs, WorkflowRegistry
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration, Storage
+from tether.subjects import Subjects
 from tether.tenants import TenantDirectory
 from tether.threads.service import Threads
 from tether.working import WorkingMemory, open_working
@@ -56,18 +58,12 @@ class Tether:
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
         self.procedures = Procedures(storage, self.clock, self.audit)
-        self.threads = Threads(
-            storage,
-            self.clock,
-            self.ids,
-            self.audit,
-            memory=self.memory,
-            runs=self.runs,
-            settings=settings,
-            procedures=self.procedures,
+        self.threads = Threads(storage, self.clock, self.ids, self.audit, settings=settings)
+        self.context = Context(
+            threads=self.threads, memory=self.memory, runs=self.runs, procedures=self.procedures
         )
         self.working: WorkingMemory = open_working(settings, storage, self.clock)
-        self.memory.working = self.working
+        self.subjects = Subjects(storage, self.clock, self.ids, self.audit, working=self.working)
 
     def executor(
         self, registry: WorkflowRegistry, *, procedures_dir: str | None = None, **options: Any

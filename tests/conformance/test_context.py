@@ -11,13 +11,13 @@ from pydantic import BaseModel
 from tests.memory_support import create_tenant, propose
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
-from tether.context.builder import ContextOptions
-from tether.context.tokens import load_default_counter
+from tether.context.models import ContextOptions
 from tether.errors import ContextOverBudget
 from tether.memory.models import MemoryKind, Scope
 from tether.principals import Principal
 from tether.runs import END, Workflow
 from tether.threads.models import NewTurn, TurnKind, TurnRole
+from tether.threads.tokens import load_default_counter
 
 NO_RECALL = ContextOptions(recall=False)
 
@@ -57,13 +57,13 @@ def test_a_context_fits_its_budget_to_the_token(world: tuple[Tether, dict[str, P
     thread_id = conversation(app, agent, 12)
     procedures = ["Deploy to staging first.", "Ask before any destructive command."]
 
-    full = app.threads.build_context(
+    full = app.context.build(
         agent, thread_id, budget=100_000, procedures=procedures, options=NO_RECALL
     )
-    exact = app.threads.build_context(
+    exact = app.context.build(
         agent, thread_id, budget=full.tokens, procedures=procedures, options=NO_RECALL
     )
-    short = app.threads.build_context(
+    short = app.context.build(
         agent, thread_id, budget=full.tokens - 1, procedures=procedures, options=NO_RECALL
     )
 
@@ -85,7 +85,7 @@ def test_sliding_window_keeps_the_newest_turns_and_never_exceeds(
     thread_id = conversation(app, people["agent"], 300)
 
     for budget in (40, 97, 250, 1000):
-        built = app.threads.build_context(
+        built = app.context.build(
             people["agent"], thread_id, budget=budget, options=ContextOptions(page=16, recall=False)
         )
         assert built.tokens <= budget
@@ -101,7 +101,7 @@ def test_mandatory_parts_over_the_budget_are_refused(
     thread_id = conversation(app, people["agent"], 3)
 
     with pytest.raises(ContextOverBudget):
-        app.threads.build_context(
+        app.context.build(
             people["agent"], thread_id, budget=10, procedures=["word " * 50], options=NO_RECALL
         )
 
@@ -114,7 +114,7 @@ def test_a_latest_turn_larger_than_the_budget_is_left_out_and_said_so(
     thread_id = conversation(app, agent, 2)
     app.threads.append(agent, thread_id, NewTurn(role=TurnRole.USER, content="long " * 500))
 
-    built = app.threads.build_context(
+    built = app.context.build(
         agent, thread_id, budget=100, procedures=["Be brief."], options=NO_RECALL
     )
 
@@ -143,7 +143,7 @@ def test_a_masked_observation_is_retrieved_back_by_its_reference(
         ],
     )
 
-    built = app.threads.build_context(
+    built = app.context.build(
         agent, thread.thread_id, budget=400, options=ContextOptions(mask_observations_over=100)
     )
 
@@ -169,7 +169,7 @@ def test_summary_head_folds_the_oldest_turns_every_n(
     thread_id = conversation(app, agent, 50)
     options = ContextOptions(summary_every=10, summary_tokens=120, recall=False)
 
-    built = app.threads.build_context(agent, thread_id, budget=2000, options=options)
+    built = app.context.build(agent, thread_id, budget=2000, options=options)
 
     [summary] = app.threads.summaries(agent, thread_id)
     assert (summary.from_seq, summary.to_seq) == (1, 40)
@@ -180,7 +180,7 @@ def test_summary_head_folds_the_oldest_turns_every_n(
     assert len(app.threads.turns(agent, thread_id)) == 50
 
     app.threads.append(agent, thread_id, NewTurn(role=TurnRole.USER, content="one more"))
-    app.threads.build_context(agent, thread_id, budget=2000, options=options)
+    app.context.build(agent, thread_id, budget=2000, options=options)
     assert len(app.threads.summaries(agent, thread_id)) == 1
 
 
@@ -201,7 +201,7 @@ def test_every_constraint_is_present_when_more_relevant_memories_compete(
         kind=MemoryKind.CONSTRAINT,
     )
 
-    built = app.threads.build_context(
+    built = app.context.build(
         agent,
         thread_id,
         budget=800,
@@ -237,9 +237,7 @@ def test_the_runs_task_state_is_included(world: tuple[Tether, dict[str, Principa
     thread_id = conversation(app, agent, 3)
     run = app.runs.start(agent, claims, Claim(claim_id="C-1001"))
 
-    built = app.threads.build_context(
-        agent, thread_id, budget=500, run_id=run.run_id, options=NO_RECALL
-    )
+    built = app.context.build(agent, thread_id, budget=500, run_id=run.run_id, options=NO_RECALL)
 
     task = next(s for s in built.sections if s.name == "task")
     assert task.tokens > 0
@@ -267,7 +265,7 @@ def test_a_counter_that_does_not_add_up_is_still_kept_within_budget(
     app.threads.counter = NewlineCounter()
     thread_id = conversation(app, people["agent"], 40)
 
-    built = app.threads.build_context(people["agent"], thread_id, budget=150, options=NO_RECALL)
+    built = app.context.build(people["agent"], thread_id, budget=150, options=NO_RECALL)
 
     assert built.tokens == NewlineCounter().count(built.text) <= 150
     assert built.counter == "words-and-newlines"
@@ -283,11 +281,11 @@ def test_the_published_procedures_head_the_context_by_default(
     app, people = world
     thread_id = conversation(app, people["agent"], 4)
     examples = Path(__file__).resolve().parents[2] / "examples" / "procedures"
-    before = app.threads.build_context(people["agent"], thread_id, budget=2000, options=NO_RECALL)
+    before = app.context.build(people["agent"], thread_id, budget=2000, options=NO_RECALL)
     app.procedures.publish(people["alice"], examples)
 
-    after = app.threads.build_context(people["agent"], thread_id, budget=2000, options=NO_RECALL)
-    none = app.threads.build_context(
+    after = app.context.build(people["agent"], thread_id, budget=2000, options=NO_RECALL)
+    none = app.context.build(
         people["agent"], thread_id, budget=2000, procedures=(), options=NO_RECALL
     )
 

@@ -167,7 +167,7 @@ def test_legal_hold_blocks_purge_and_erasure(world: World) -> None:
     counts = world.app.memory.retention_cycle(world.who("olga"))
     assert counts.get("purged", 0) == 0 and counts["held"] >= 1
     with pytest.raises(Conflict):
-        world.app.memory.erase_subject(world.who("alice"), "u-1")
+        world.app.subjects.erase(world.who("alice"), "u-1")
 
 
 def test_a_changed_source_version_invalidates_derived_memories(world: World) -> None:
@@ -207,11 +207,11 @@ def test_erase_subject_leaves_no_bytes_of_their_memories(
         world.propose(f"The claimant {marker}{index} mentioned a {marker} sighting")
     kept = world.propose("Unrelated note for another user", scope_id="u-2")
     alice = world.who("alice")
-    exported = world.app.memory.export_subject(alice, "u-1")
+    exported = world.app.subjects.export(alice, "u-1")
     assert len(exported["memories"]) == 5
-    counts = world.app.memory.erase_subject(alice, "u-1")
+    counts = world.app.subjects.erase(alice, "u-1")
     assert counts == {"memories": 5}
-    assert world.app.memory.export_subject(alice, "u-1")["memories"] == []
+    assert world.app.subjects.export(alice, "u-1")["memories"] == []
     assert world.app.memory.get(world.who("agent"), str(kept.memory_id)).text.startswith(
         "Unrelated"
     )

@@ -75,7 +75,7 @@ class Planted:
     kept_vectors: dict[str, bytes] = field(default_factory=dict)
 
     def erase(self) -> dict[str, int]:
-        return self.app.memory.erase_subject(self.app.tenants.principal("acme", "alice"), "u-1")
+        return self.app.subjects.erase(self.app.tenants.principal("acme", "alice"), "u-1")
 
     def vector_fragments(self) -> dict[str, list[bytes]]:
         return {memory_id: fragments(blob) for memory_id, blob in self.erased_vectors.items()}
@@ -187,7 +187,7 @@ def plant(app: Tether, clock: FakeClock, embedder: DenseTestEmbedder) -> Planted
             _written(propose(app, globex["olga"], text, Scope.USER, "u-1"))
         )
 
-    exported = app.memory.export_subject(acme["alice"], "u-1")["memories"]
+    exported = app.subjects.export(acme["alice"], "u-1")["memories"]
     assert {m["memory_id"] for m in exported} == about_u1
     keys = [scope_key(scope, scope_id) for scope, scope_id in SCOPES]
     with app.storage.transaction("acme", write=False) as txn:
@@ -244,7 +244,7 @@ def test_erasure_removes_every_memory_about_the_subject_and_nothing_else(
     counts = planted.erase()
 
     assert counts == {"memories": len(planted.erased_ids)}
-    assert app.memory.export_subject(acme_alice, "u-1")["memories"] == []
+    assert app.subjects.export(acme_alice, "u-1")["memories"] == []
     for memory_id in planted.erased_ids:
         with pytest.raises(NotFound):
             app.memory.get(agent, memory_id)
@@ -252,9 +252,9 @@ def test_erasure_removes_every_memory_about_the_subject_and_nothing_else(
     assert {hit.record.memory_id for hit in recalled.hits} <= planted.kept_ids
     for memory_id in planted.kept_ids:
         assert KEPT_MARKER in app.memory.get(agent, memory_id).text
-    kept_export = app.memory.export_subject(acme_alice, "u-2")["memories"]
+    kept_export = app.subjects.export(acme_alice, "u-2")["memories"]
     assert {m["memory_id"] for m in kept_export} == planted.kept_ids
-    globex_export = app.memory.export_subject(app.tenants.principal("globex", "alice"), "u-1")
+    globex_export = app.subjects.export(app.tenants.principal("globex", "alice"), "u-1")
     assert {m["memory_id"] for m in globex_export["memories"]} == planted.other_tenant_ids
 
     keys = [scope_key(scope, scope_id) for scope, scope_id in SCOPES]

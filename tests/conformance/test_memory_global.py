@@ -142,7 +142,7 @@ def test_a_tenant_cannot_change_or_erase_global_memory(world: World) -> None:
             world.app.memory.forget(world.who("olga", tenant), rule)
         with pytest.raises(NotFound):
             world.app.memory.correct(world.who("alice", tenant), rule, "Never quote it")
-        world.app.memory.erase_subject(world.who("alice", tenant), "all")
+        world.app.subjects.erase(world.who("alice", tenant), "all")
     assert world.recalled(world.who("agent", "globex"), "quote the policy number", GLOBAL) == {rule}
 
 

@@ -231,7 +231,7 @@ class MemoryIsolation(RuleBasedStateMachine):
     def erase_subject(self, slot: int, subject: str) -> None:
         doomed = [w for w in self.live(slot) if subject in w.subjects]
         others = {other: self.export_ids(other, subject) for other in SLOTS if other != slot}
-        counts = self.app.memory.erase_subject(self.people[slot]["alice"], subject)
+        counts = self.app.subjects.erase(self.people[slot]["alice"], subject)
         assert counts == {"memories": len(doomed)}
         for written in doomed:
             written.erased = True
@@ -320,7 +320,7 @@ class MemoryIsolation(RuleBasedStateMachine):
         assert self.export_ids(slot, subject) == expected
 
     def export_ids(self, slot: int, subject: str) -> set[str]:
-        exported = self.app.memory.export_subject(self.people[slot]["olga"], subject)
+        exported = self.app.subjects.export(self.people[slot]["olga"], subject)
         assert exported["tenant_id"] == self.tenants[slot]
         ids = set()
         for data in exported["memories"]:

@@ -88,7 +88,7 @@ def test_terms_follow_inserts_and_erasure(database: str) -> None:
         found = terms(database)
         assert found and found == expected_terms(database)
         assert {scope for _, scope, _, _ in found} == {"user:u-1", "user:u-2"}
-        app.memory.erase_subject(app.tenants.principal("acme", "alice"), "u-1")
+        app.subjects.erase(app.tenants.principal("acme", "alice"), "u-1")
         left = terms(database)
         assert left == expected_terms(database)
         assert {scope for _, scope, _, _ in left} == {"user:u-2"}

@@ -194,7 +194,7 @@ def test_a_memory_another_process_wrote_is_found_by_its_vector(backend: TestData
         found = one.memory.recall(alice_one, "green hatchback", scopes, mode="vector", limit=1)
 
         assert [h.record.memory_id for h in found.hits] == [second.memory_id]
-        one.memory.erase_subject(alice_one, "u-1")
+        one.subjects.erase(alice_one, "u-1")
         assert two.memory.recall(alice_two, "receipts folder", scopes, mode="vector").hits == []
         assert first.memory_id not in {h.record.memory_id for h in found.hits}
 

@@ -11,11 +11,11 @@ import pytest
 from tests.memory_support import create_tenant, propose
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
-from tether.context.tokens import ApproximateCounter
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.memory.models import Scope
 from tether.principals import Principal
 from tether.threads.models import NewTurn, TurnKind, TurnRole
+from tether.threads.tokens import ApproximateCounter
 
 THREAD_TABLES = ("threads", "thread_turns", "thread_summaries")
 
@@ -164,14 +164,14 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
     app.working.set("acme", mine.thread_id, "draft", {"note": f"{planted} draft"})
     app.working.set("acme", other.thread_id, "draft", "u-2's draft")
 
-    exported = app.memory.export_subject(alice, "u-1")
+    exported = app.subjects.export(alice, "u-1")
     assert [t["thread"]["thread_id"] for t in exported["threads"]] == [mine.thread_id]
     assert exported["threads"][0]["turns"][0]["content"].startswith(planted)
     assert len(exported["threads"][0]["summaries"]) == 1
     assert exported["working_memory"][mine.thread_id][0]["value"] == {"note": f"{planted} draft"}
     assert list(exported["working_memory"]) == [mine.thread_id]
 
-    counts = app.memory.erase_subject(alice, "u-1")
+    counts = app.subjects.erase(alice, "u-1")
 
     assert counts == {
         "memories": 1,
@@ -180,7 +180,7 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
         "thread_summaries": 1,
         "working_memory": 1,
     }
-    assert app.memory.export_subject(alice, "u-1")["threads"] == []
+    assert app.subjects.export(alice, "u-1")["threads"] == []
     assert app.working.get("acme", mine.thread_id, "draft") is None
     assert app.working.get("acme", other.thread_id, "draft") == "u-2's draft"
     with pytest.raises(NotFound):
@@ -207,7 +207,7 @@ def test_erasure_is_refused_while_a_hold_covers_the_users_thread(
     app.memory.place_hold(people["alice"], Scope.USER, "u-1", "litigation")
 
     with pytest.raises(Conflict):
-        app.memory.erase_subject(people["alice"], "u-1")
+        app.subjects.erase(people["alice"], "u-1")
     assert app.threads.get(people["agent"], thread.thread_id).last_turn_seq == 1
 
 
@@ -233,9 +233,9 @@ def test_another_tenant_cannot_read_or_write_a_thread(
     with pytest.raises(NotFound):
         app.threads.append(intruder, thread.thread_id, say("planted"))
     with pytest.raises(NotFound):
-        app.threads.build_context(intruder, thread.thread_id, budget=500)
+        app.context.build(intruder, thread.thread_id, budget=500)
     assert app.threads.all(intruder) == []
-    assert app.memory.export_subject(globex["alice"], "u-1")["threads"] == []
+    assert app.subjects.export(globex["alice"], "u-1")["threads"] == []
     assert app.threads.last_turns(people["agent"], thread.thread_id, 5) == [turn]
 
     if backend.backend == "postgres":

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from tether.config import load_settings
-from tether.context.summarize import (
+from tether.errors import ConfigError, SummarizerFailed
+from tether.threads.models import Turn, TurnKind, TurnRole
+from tether.threads.summarize import (
     ChatCompletionsSummarizer,
     ExtractiveSummarizer,
     load_summarizer,
 )
-from tether.context.tokens import ApproximateCounter
-from tether.errors import ConfigError, SummarizerFailed
-from tether.threads.models import Turn, TurnKind, TurnRole
+from tether.threads.tokens import ApproximateCounter
 
 KEY = "sk-test-very-secret-1234"
 

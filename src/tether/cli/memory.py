@@ -217,7 +217,7 @@ def export(
 ) -> None:
     """Everything held about a person, as JSON."""
     with reporting(True), open_app(url) as app:
-        print_json(app.memory.export_subject(acting(app, tenant, actor), subject))
+        print_json(app.subjects.export(acting(app, tenant, actor), subject))
 
 
 @memory_app.command("erase")
@@ -232,7 +232,7 @@ def erase(
     with reporting(), open_app(url) as app:
         if not yes:
             raise InvalidInput("erasure cannot be undone: add --yes")
-        counts = app.memory.erase_subject(acting(app, tenant, actor), subject)
+        counts = app.subjects.erase(acting(app, tenant, actor), subject)
         console.print(f"erased {counts['memories']} memories of the subject")
 
 

@@ -20,7 +20,7 @@ from tether.cli._common import (
     reporting,
 )
 from tether.clock import format_timestamp
-from tether.context.builder import ContextOptions
+from tether.context.models import ContextOptions
 from tether.errors import InvalidInput
 from tether.threads.models import NewTurn, TurnKind, TurnRole
 
@@ -195,7 +195,7 @@ def build(
         options = ContextOptions(
             summary_every=summary_every, mask_observations_over=mask_over or None
         )
-        built = app.threads.build_context(
+        built = app.context.build(
             acting(app, tenant, actor),
             thread_id,
             budget=budget,

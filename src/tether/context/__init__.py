@@ -1,1 +1,2 @@
-"""Context building: token counting, summaries, and the builder that keeps a budget."""
+"""Context building: ``app.context`` assembles a thread's working context within a token
+budget from threads, memory, runs and procedures."""

@@ -1,7 +1,9 @@
-"""``app.memory``: propose, recall, correct, forget, erase and export governed memories.
+"""``app.memory``: propose, recall, correct and forget governed memories.
 
 Every call takes the acting principal; its tenant scopes every read and write. Agents
-propose; only :func:`tether.memory.policy.decide` lets anything be written.
+propose; only :func:`tether.memory.policy.decide` lets anything be written. Export and
+erasure of a data subject are ``app.subjects`` (:mod:`tether.subjects`), which erases a
+person's memories (:mod:`tether.memory.subject`) with their threads and working memory.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from tether import canonical
 from tether.audit import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -33,11 +34,9 @@ from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_tx
 from tether.principals import Principal, Role
 from tether.storage.base import Storage, Transaction
 from tether.tenants import GLOBAL_TENANT
-from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
-    from tether.working import WorkingMemory
 
 
 class Memory:
@@ -59,8 +58,6 @@ class Memory:
         self._vectors = ScopeVectors()
         self._ingest = Ingest(storage, clock, ids, audit, self._vectors)
         self._recall = Recall(storage, clock, ids, self._vectors)
-        self.working: WorkingMemory | None = None
-        """Working memory, whose sessions (a user's thread ids) export and erasure cover."""
 
     # -- settings ------------------------------------------------------------------------
 
@@ -278,7 +275,7 @@ class Memory:
             )
         return hold_id
 
-    # -- retention, erasure, export ------------------------------------------------------
+    # -- retention, vectors --------------------------------------------------------------
 
     def retention_cycle(
         self, principal: Principal, *, decay_after_days: int = 180
@@ -352,108 +349,6 @@ class Memory:
                     details=dict(counts),
                 )
         return dict(counts)
-
-    def erase_subject(self, principal: Principal, subject_id: str) -> dict[str, int]:
-        """Remove every copy of a person's memories; keep a tombstone without the text.
-
-        Records (every status), their full-text index entries, vectors, history versions
-        and the decision-log entries about them go. The audit trail keeps its entries:
-        they name the person only by keyed hash.
-        """
-        principal.require(Role.ADMIN)
-        tenant = principal.tenant_id
-        now = self._clock.now()
-        subject_hash = self._audit.subject_hash(tenant, subject_id)
-        with self._storage.transaction(tenant) as txn:
-            holds = {
-                scope_key(scope, scope_id) for scope, scope_id in txn.list_memory_holds(tenant)
-            }
-            records = txn.list_subject_memories(tenant, subject_id)
-            blocked = [r for r in records if scope_key(r.scope, r.scope_id) in holds]
-            if blocked:
-                raise Conflict(
-                    f"{len(blocked)} of the subject's memories are under legal hold; release the "
-                    "hold before erasing"
-                )
-            for record in records:
-                txn.delete_memory_decisions_for(tenant, record.memory_id, subject_hash)
-                txn.delete_memory(tenant, record.memory_id)
-            txn.delete_memory_decisions_for(tenant, "", subject_hash)
-            counts = {"memories": len(records)}
-            erased_threads, sessions = erase_user_threads_txn(txn, tenant, subject_id)
-            counts.update({name: n for name, n in erased_threads.items() if n})
-            txn.insert_memory_tombstone(
-                {
-                    "tenant_id": tenant,
-                    "tombstone_id": str(self._ids.new_id()),
-                    "subject_hash": subject_hash,
-                    "erased_at": now,
-                    "erased_by": principal.principal_id,
-                    "counts": canonical.dumps(counts),
-                }
-            )
-            self._audit.record_by_txn(
-                txn,
-                principal,
-                tenant_id=tenant,
-                action="memory.subject_erased",
-                target="subject",
-                details=counts,
-                subjects=[subject_id],
-            )
-        self._erase_working_memory(principal, subject_id, sessions, counts)
-        self._storage_vacuum_after_erasure()
-        return counts
-
-    def _erase_working_memory(
-        self, principal: Principal, subject_id: str, sessions: list[str], counts: dict[str, int]
-    ) -> None:
-        """Clear the working memory of the person's threads (it may live on Redis, so it
-        goes after the main transaction, with an audit entry of its own)."""
-        if self.working is None or not sessions:
-            return
-        erased = self.working.erase_sessions(principal.tenant_id, sessions)
-        if not erased:
-            return
-        counts["working_memory"] = erased
-        with self._storage.transaction(principal.tenant_id) as txn:
-            self._audit.record_by_txn(
-                txn,
-                principal,
-                action="memory.subject_working_memory_erased",
-                target="subject",
-                details={"sessions": len(sessions), "working_memory": erased},
-                subjects=[subject_id],
-            )
-
-    def _storage_vacuum_after_erasure(self) -> None:
-        compact = getattr(self._storage, "compact_after_erasure", None)
-        if compact is not None:
-            compact()
-
-    def export_subject(self, principal: Principal, subject_id: str) -> dict[str, Any]:
-        """Everything held about a person, as JSON-ready data."""
-        principal.require(Role.ADMIN, Role.OPERATOR)
-        with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            records = txn.list_subject_memories(principal.tenant_id, subject_id)
-            threads = export_user_threads_txn(txn, principal.tenant_id, subject_id)
-        sessions = [t["thread"]["thread_id"] for t in threads]
-        working = (
-            self.working.export_sessions(principal.tenant_id, sessions)
-            if self.working is not None and sessions
-            else {}
-        )
-        return {
-            "tenant_id": principal.tenant_id,
-            "subject_id": subject_id,
-            "exported_at": self._clock.now(),
-            "memories": [record.model_dump(mode="json") for record in records],
-            "threads": threads,
-            "working_memory": {
-                session: [entry.model_dump(mode="json") for entry in entries]
-                for session, entries in working.items()
-            },
-        }
 
     def reembed(self, principal: Principal, *, batch: int = 256) -> int:
         """Compute vectors (the whole text's and each sentence's) with the current embedder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -92,3 +93,13 @@ class Summary(BaseModel):
     summarizer: str
     created_at: datetime
     created_by: str
+
+
+@dataclass(frozen=True)
+class ThreadTail:
+    """A thread, its latest summary and its most recent turns, as of one moment."""
+
+    thread: Thread
+    summary: Summary | None
+    turns: list[Turn]
+    """Oldest first."""

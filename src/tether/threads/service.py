@@ -1,9 +1,10 @@
-"""``app.threads``: conversation threads, their turns and summaries, and context building.
+"""``app.threads``: conversation threads, their turns and summaries.
 
 Turns are stored once, in order: a thread reserves sequence numbers inside the append's
 transaction, so concurrent appends never share or skip one. Summaries are stored beside
 the turns they cover and never replace them. Every write is audited (ids, counts and
-kinds only: never content).
+kinds only: never content). ``app.context`` builds a thread's working context and reads
+the thread through this service.
 """
 
 from __future__ import annotations
@@ -20,16 +21,12 @@ from tether.errors import InvalidInput, NotFound
 from tether.ids import IdSource
 from tether.principals import Principal, Role
 from tether.storage.base import Storage, Transaction
-from tether.threads.models import NewTurn, Summary, Thread, Turn, TurnKind
+from tether.threads.models import NewTurn, Summary, Thread, ThreadTail, Turn, TurnKind
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn, is_held
 
 if TYPE_CHECKING:
-    from tether.context.builder import BuiltContext, ContextOptions
-    from tether.context.summarize import Summarizer
-    from tether.context.tokens import TokenCounter
-    from tether.memory.service import Memory
-    from tether.procedures import Procedures
-    from tether.runs import Runs
+    from tether.threads.summarize import Summarizer
+    from tether.threads.tokens import TokenCounter
 
 MAX_TURN_CHARS = 1_000_000
 MAX_BATCH = 10_000
@@ -40,7 +37,13 @@ WRITERS = (Role.AGENT, Role.OPERATOR)
 
 
 class Threads:
-    """Conversation threads of one database."""
+    """Conversation threads of one database.
+
+    The token counter and the summarizer belong here: each turn's token count is stored
+    at append time and each summary is written by this service, so the context builder
+    plans with the same counter (``app.threads.counter``). Both are loaded on first use,
+    so opening the application loads no tokenizer.
+    """
 
     def __init__(
         self,
@@ -49,10 +52,7 @@ class Threads:
         ids: IdSource,
         audit: AuditLog,
         *,
-        memory: Memory,
-        runs: Runs,
         settings: Settings,
-        procedures: Procedures | None = None,
         counter: TokenCounter | None = None,
         summarizer: Summarizer | None = None,
     ) -> None:
@@ -60,9 +60,6 @@ class Threads:
         self._clock = clock
         self._ids = ids
         self._audit = audit
-        self.memory = memory
-        self.runs = runs
-        self.procedures = procedures
         self._settings = settings
         self._counter = counter
         self._summarizer = summarizer
@@ -71,7 +68,7 @@ class Threads:
     def counter(self) -> TokenCounter:
         """The token counter (the default one is loaded on first use)."""
         if self._counter is None:
-            from tether.context.tokens import load_default_counter
+            from tether.threads.tokens import load_default_counter
 
             self._counter = load_default_counter()
         return self._counter
@@ -84,7 +81,7 @@ class Threads:
     def summarizer(self) -> Summarizer:
         """The summarizer: the chat endpoint of the settings, else the extractive one."""
         if self._summarizer is None:
-            from tether.context.summarize import load_summarizer
+            from tether.threads.summarize import load_summarizer
 
             self._summarizer = load_summarizer(self._settings, self.counter)
         return self._summarizer
@@ -246,17 +243,36 @@ class Threads:
                 limit=limit,
             )
 
-    def last_turns(self, principal: Principal, thread_id: str, count: int) -> list[Turn]:
-        """The ``count`` most recent turns, oldest first."""
+    def last_turns(
+        self, principal: Principal, thread_id: str, count: int, *, before_seq: int | None = None
+    ) -> list[Turn]:
+        """The ``count`` most recent turns (of those before ``before_seq``, if given),
+        oldest first."""
         principal.require(*READERS)
         if not 1 <= count <= 100_000:
             raise InvalidInput("count must be between 1 and 100000")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
             self._get_txn(txn, principal.tenant_id, thread_id)
             newest = txn.list_thread_turns_before(
-                principal.tenant_id, thread_id, before_seq=_LAST, limit=count
+                principal.tenant_id,
+                thread_id,
+                before_seq=_LAST if before_seq is None else before_seq,
+                limit=count,
             )
         return newest[::-1]
+
+    def tail(self, principal: Principal, thread_id: str, count: int) -> ThreadTail:
+        """The thread, its latest summary and its ``count`` most recent turns, read in one
+        transaction so the three agree (what a context is built from)."""
+        principal.require(*READERS)
+        if not 1 <= count <= 100_000:
+            raise InvalidInput("count must be between 1 and 100000")
+        tenant = principal.tenant_id
+        with self.storage.transaction(tenant, write=False) as txn:
+            thread = self._get_txn(txn, tenant, thread_id)
+            summary = txn.latest_thread_summary(tenant, thread_id)
+            newest = txn.list_thread_turns_before(tenant, thread_id, before_seq=_LAST, limit=count)
+        return ThreadTail(thread=thread, summary=summary, turns=newest[::-1])
 
     def get_turn(self, principal: Principal, turn_id: str) -> Turn:
         """A turn by its id: how a masked observation is read back in full."""
@@ -358,45 +374,6 @@ class Threads:
             )
         return summary
 
-    # -- context -------------------------------------------------------------------------
-
-    def build_context(
-        self,
-        principal: Principal,
-        thread_id: str,
-        *,
-        budget: int,
-        query: str | None = None,
-        procedures: Sequence[str] | None = None,
-        run_id: str | None = None,
-        options: ContextOptions | None = None,
-    ) -> BuiltContext:
-        """The working context of a thread within ``budget`` tokens (see
-        :func:`tether.context.builder.build_context`).
-
-        ``procedures`` defaults to the skills and policies published for the tenant
-        (``app.procedures``); pass texts to use others, or ``()`` for none.
-        """
-        from tether.context.builder import build_context
-
-        if procedures is None:
-            procedures = (
-                self.procedures.render_for_context(principal.tenant_id)
-                if self.procedures is not None
-                else ()
-            )
-
-        return build_context(
-            self,
-            principal,
-            thread_id,
-            budget=budget,
-            query=query,
-            procedures=procedures,
-            run_id=run_id,
-            options=options,
-        )
-
     # -- retention, export, erasure ------------------------------------------------------
 
     def retention_cycle(self, principal: Principal, *, limit: int = 10_000) -> dict[str, int]:
@@ -435,7 +412,7 @@ class Threads:
             return export_user_threads_txn(txn, principal.tenant_id, user_id)
 
     def erase_user(self, principal: Principal, user_id: str) -> dict[str, int]:
-        """Delete every thread of ``user_id``; ``Memory.erase_subject`` does this too, in
+        """Delete every thread of ``user_id``; ``app.subjects.erase`` does this too, in
         the same transaction as the person's memories."""
         principal.require(Role.ADMIN)
         tenant = principal.tenant_id

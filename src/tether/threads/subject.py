@@ -1,7 +1,7 @@
 """A user's threads in export and erasure, inside the caller's transaction.
 
-``Memory.export_subject`` and ``Memory.erase_subject`` call these, so a person's turns and
-summaries are exported and erased with their memories, in the same transaction.
+``app.subjects`` (:mod:`tether.subjects`) calls these, so a person's turns and summaries
+are exported and erased with their memories, in the same transaction.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Token counting for context budgets: pluggable, with a real tokenizer by default.
+"""Token counting of turns and context budgets: pluggable, with a real tokenizer by default.
 
 A :class:`TokenCounter` counts tokens of a text. The default,
 :class:`WordPieceCounter`, runs the WordPiece tokenizer of all-MiniLM-L6-v2 (the

@@ -17,10 +17,10 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
 from tether.config import Settings
-from tether.context.tokens import TokenCounter
 from tether.errors import ConfigError, SummarizerFailed
 from tether.memory.text import tokens as content_words
 from tether.threads.models import Turn, TurnKind
+from tether.threads.tokens import TokenCounter
 
 
 @runtime_checkable
