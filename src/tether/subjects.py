@@ -108,7 +108,7 @@ class Subjects:
                 subjects=[user_id],
             )
         self._erase_working_memory(principal, user_id, sessions, counts)
-        self._storage_vacuum_after_erasure()
+        self._storage.compact_after_erasure()
         return counts
 
     def _erase_working_memory(
@@ -131,8 +131,3 @@ class Subjects:
                 details={"sessions": len(sessions), "working_memory": erased},
                 subjects=[user_id],
             )
-
-    def _storage_vacuum_after_erasure(self) -> None:
-        compact = getattr(self._storage, "compact_after_erasure", None)
-        if compact is not None:
-            compact()
