@@ -1,9 +1,15 @@
-"""Durable runs: workflows of nodes, checkpoints, journaled effects, interrupts, approvals."""
+"""Durable runs: workflows of nodes, checkpoints, journaled effects, interrupts, approvals.
+
+Only the models load with the package (storage imports them); the executor, the context,
+the service and workflows load on first use, so ``from tether.runs import Executor``
+works without importing the engine into every module that needs a run's row type.
+"""
 
 from __future__ import annotations
 
-from tether.runs.context import NOT_APPLIED, RunContext
-from tether.runs.engine import Executor
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from tether.runs.models import (
     END,
     ApprovalDecision,
@@ -15,8 +21,12 @@ from tether.runs.models import (
     Wait,
     WaitStatus,
 )
-from tether.runs.service import Runs
-from tether.runs.workflow import RetryPolicy, Workflow, WorkflowRegistry
+
+if TYPE_CHECKING:
+    from tether.runs.context import NOT_APPLIED, RunContext
+    from tether.runs.engine import Executor
+    from tether.runs.service import Runs
+    from tether.runs.workflow import RetryPolicy, Workflow, WorkflowRegistry
 
 __all__ = [
     "END",
@@ -36,3 +46,26 @@ __all__ = [
     "Workflow",
     "WorkflowRegistry",
 ]
+
+_LAZY = {
+    "NOT_APPLIED": "tether.runs.context",
+    "RunContext": "tether.runs.context",
+    "Executor": "tether.runs.engine",
+    "Runs": "tether.runs.service",
+    "RetryPolicy": "tether.runs.workflow",
+    "Workflow": "tether.runs.workflow",
+    "WorkflowRegistry": "tether.runs.workflow",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -14,16 +14,16 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from tether import canonical
 from tether.errors import (
-    ActionNotApproved,
     InterruptExpired,
     RunCancelled,
     WorkflowChanged,
 )
 from tether.principals import Role
+from tether.runs.claim import Claim, idempotency_key
 from tether.runs.models import (
     ApprovalDecision,
     ApprovalRequest,
@@ -35,11 +35,8 @@ from tether.runs.models import (
     Usage,
     WaitStatus,
 )
-from tether.runs.policy_gate import PolicyGate
+from tether.runs.policy_gate import PolicyGate, check_allowed
 from tether.runs.signals import Suspend
-
-if TYPE_CHECKING:
-    from tether.runs.engine import Executor
 
 
 class NotApplied:
@@ -62,13 +59,24 @@ class _Pending:
     started_at: datetime
 
 
-class RunContext(PolicyGate):
-    """Handed to every node. Not thread-safe; one per node visit."""
+class RunContext:
+    """Handed to every node. Not thread-safe; one per node visit.
+
+    It writes through the claim's :class:`~tether.runs.claim.Claim` and asks the
+    claim's :class:`~tether.runs.policy_gate.PolicyGate` before an effect's intent.
+    ``journal`` holds what earlier runs of this visit recorded, by position.
+    """
 
     def __init__(
-        self, executor: Executor, node: str, visit: int, journal: Mapping[int, JournalEntry]
+        self,
+        claim: Claim,
+        gate: PolicyGate,
+        node: str,
+        visit: int,
+        journal: Mapping[int, JournalEntry],
     ) -> None:
-        self._executor = executor
+        self._claim = claim
+        self._gate = gate
         self.node = node
         self.visit = visit
         self._journal = dict(journal)
@@ -77,23 +85,23 @@ class RunContext(PolicyGate):
 
     @property
     def run_id(self) -> str:
-        return self._executor.run.run_id
+        return self._claim.run.run_id
 
     @property
     def tenant_id(self) -> str:
-        return self._executor.run.tenant_id
+        return self._claim.run.tenant_id
 
     @property
     def requested_by(self) -> str:
         """The principal that started the run (it acts through the run)."""
-        return self._executor.run.created_by
+        return self._claim.run.created_by
 
     def now(self) -> datetime:
         """The engine's clock. Journal it with ``step`` if a decision depends on it."""
-        return self._executor.clock.now()
+        return self._claim.clock.now()
 
     def idempotency_key(self, position: int, name: str) -> str:
-        return f"{self.run_id}:{self.node}:{self.visit}:{position}:{name}"
+        return idempotency_key(self._claim.run.run_id, self.node, self.visit, position, name)
 
     # -- journal bookkeeping -------------------------------------------------------------
 
@@ -110,34 +118,10 @@ class RunContext(PolicyGate):
         return self._position, entry
 
     def _entry(self, position: int, name: str, kind: JournalKind, **fields: Any) -> JournalEntry:
-        run = self._executor.run
-        values: dict[str, Any] = {
-            "tenant_id": run.tenant_id,
-            "run_id": run.run_id,
-            "node": self.node,
-            "visit": self.visit,
-            "position": position,
-            "name": name,
-            "kind": kind,
-            "idempotency_key": self.idempotency_key(position, name),
-            "status": JournalStatus.DONE,
-            "request_digest": "",
-            "result": None,
-            "error": None,
-            "retry_safe": False,
-            "started_at": self.now(),
-            "finished_at": None,
-            "duration_ms": None,
-            "tokens_in": None,
-            "tokens_out": None,
-            "cost_usd": None,
-            "wait_id": None,
-        }
-        values.update(fields)
-        return JournalEntry(**values)
+        return self._claim.journal_entry(self.node, self.visit, position, name, kind, **fields)
 
     def _check_cancel(self) -> None:
-        if self._executor.run.cancel_requested:
+        if self._claim.run.cancel_requested:
             raise RunCancelled()
 
     # -- steps ---------------------------------------------------------------------------
@@ -189,7 +173,9 @@ class RunContext(PolicyGate):
         text = canonical.dumps(value)
         duration = (time.perf_counter() - started) * 1000
         cost = usage(value) if usage else None
-        entry = self._entry(
+        entry = self._claim.journal_entry(
+            self.node,
+            self.visit,
             position,
             name,
             JournalKind.STEP,
@@ -201,7 +187,7 @@ class RunContext(PolicyGate):
             cost_usd=cost.cost_usd if cost else None,
         )
         self._journal[position] = entry
-        self._executor.buffer_step(entry)
+        self._claim.buffer_step(entry)
         return canonical.loads(text)
 
     # -- effects -------------------------------------------------------------------------
@@ -303,7 +289,7 @@ class RunContext(PolicyGate):
         position, entry = self._take(name, JournalKind.EFFECT)
         key = self.idempotency_key(position, name)
         digest = canonical.digest(request)
-        executor = self._executor
+        claim = self._claim
         if entry is not None and entry.status is JournalStatus.DONE:
             if entry.request_digest != digest:
                 self.changed = WorkflowChanged(
@@ -323,12 +309,18 @@ class RunContext(PolicyGate):
             settled = self._settle_unknown(entry, key, reconcile, retry_safe)
             if settled is not None:
                 return settled
-        policy_version, policy_events = self._enforce_policies(position, name, key, request, labels)
+        try:
+            policy_version, policy_events = self._gate.enforce(
+                self._journal, self.node, self.visit, position, name, key, request, labels
+            )
+        except WorkflowChanged as changed:
+            self.changed = changed
+            raise
         # The guard passed before the intent was recorded; after a crash the effect itself
         # may have changed the facts it checks, so a re-execution is not re-guarded.
-        self._check_allowed(name, key, digest, None if resumed else guard, approval)
+        check_allowed(name, key, digest, None if resumed else guard, approval)
         pending = _Pending(position, name, key, digest, retry_safe, time.perf_counter(), self.now())
-        executor.crash_point("before_intent", key)
+        claim.crash_point("before_intent", key)
         intent = self._entry(
             position,
             name,
@@ -341,11 +333,11 @@ class RunContext(PolicyGate):
         intent_data: dict[str, Any] = {"name": name, "key": key}
         if policy_version is not None:
             intent_data["policy_version"] = policy_version
-        executor.commit(
+        claim.commit(
             journal=[intent], events=[*policy_events, ("effect.intent", intent_data, None)]
         )
         self._journal[position] = intent
-        executor.crash_point("after_intent", key)
+        claim.crash_point("after_intent", key)
         return pending
 
     def _settle_unknown(
@@ -356,8 +348,8 @@ class RunContext(PolicyGate):
         retry_safe: bool,
     ) -> tuple[Any] | None:
         """A crash left an intent without a result: decide without guessing."""
-        executor = self._executor
-        review = executor.waits.get(entry.wait_id or "")
+        claim = self._claim
+        review = claim.waits.get(entry.wait_id or "")
         if review is not None and review.status is WaitStatus.ANSWERED:
             answer = (review.resolution or {}).get("answer")
             if isinstance(answer, dict) and answer.get("retry") is True:
@@ -375,8 +367,9 @@ class RunContext(PolicyGate):
 
     def _review_unknown(self, entry: JournalEntry, key: str) -> NoReturn:
         """Park the run for a person to say whether the effect happened."""
-        wait = self._executor.new_wait(
-            self,
+        wait = self._claim.new_wait(
+            self.node,
+            self.visit,
             entry.position,
             JournalKind.INTERRUPT,
             InterruptReason.HUMAN_REVIEW,
@@ -391,7 +384,7 @@ class RunContext(PolicyGate):
         done = entry.model_copy(
             update={"status": JournalStatus.DONE, "result": text, "finished_at": self.now()}
         )
-        self._executor.commit(
+        self._claim.commit(
             journal=[done],
             events=[
                 (
@@ -403,30 +396,6 @@ class RunContext(PolicyGate):
         )
         self._journal[entry.position] = done
         return canonical.loads(text)
-
-    def _check_allowed(
-        self,
-        name: str,
-        key: str,
-        digest: str,
-        guard: Callable[[], str | None] | None,
-        approval: ApprovalDecision | None,
-    ) -> None:
-        if approval is not None:
-            if not approval.approved:
-                raise ActionNotApproved(
-                    f"effect {name!r} ({key}) is gated by approval {approval.approval_id}, "
-                    f"which is {approval.status.value}"
-                )
-            if approval.action_digest != digest:
-                raise ActionNotApproved(
-                    f"effect {name!r} ({key}) differs from the action approved in "
-                    f"{approval.approval_id}; it needs a new approval"
-                )
-        if guard is not None:
-            reason = guard()
-            if reason:
-                raise ActionNotApproved(f"effect {name!r} ({key}) refused by its guard: {reason}")
 
     def _effect_timed_out(
         self, pending: _Pending, reconcile: Callable[[str], Any] | None, timeout_s: float | None
@@ -446,8 +415,8 @@ class RunContext(PolicyGate):
         self._review_unknown(entry, pending.key)
 
     def _effect_done(self, pending: _Pending, result: Any) -> Any:
-        executor = self._executor
-        executor.crash_point("after_effect", pending.key)
+        claim = self._claim
+        claim.crash_point("after_effect", pending.key)
         text = canonical.dumps(result)
         done = self._entry(
             pending.position,
@@ -460,13 +429,13 @@ class RunContext(PolicyGate):
             finished_at=self.now(),
             duration_ms=(time.perf_counter() - pending.started) * 1000,
         )
-        executor.commit(
+        claim.commit(
             journal=[done],
             events=[("effect.done", {"name": pending.name, "key": pending.key}, done.duration_ms)],
             cancellable=False,
         )
         self._journal[pending.position] = done
-        executor.crash_point("after_result", pending.key)
+        claim.crash_point("after_result", pending.key)
         return canonical.loads(text)
 
     def _effect_failed(self, pending: _Pending, exc: Exception) -> None:
@@ -482,7 +451,7 @@ class RunContext(PolicyGate):
             finished_at=self.now(),
             duration_ms=(time.perf_counter() - pending.started) * 1000,
         )
-        self._executor.commit(
+        self._claim.commit(
             journal=[failed],
             events=[
                 (
@@ -521,30 +490,11 @@ class RunContext(PolicyGate):
         if entry is not None:
             if entry.status is JournalStatus.DONE:
                 return canonical.loads(entry.result or "null")
-            wait = self._executor.waits.get(entry.wait_id or "")
+            wait = self._claim.waits.get(entry.wait_id or "")
             if wait is not None and wait.status is WaitStatus.EXPIRED:
                 raise InterruptExpired(f"{reason.value} question {wait.wait_id} expired unanswered")
             if wait is not None and wait.resume_at is not None and wait.resume_at <= self.now():
-                if wait.status is WaitStatus.OPEN:
-                    self._executor.buffer_resolution(
-                        wait.model_copy(
-                            update={
-                                "status": WaitStatus.ANSWERED,
-                                "resolved_at": self.now(),
-                                "resolved_by": self._executor.owner,
-                                "resolution": {"resumed_at": self.now()},
-                            }
-                        )
-                    )
-                done = entry.model_copy(
-                    update={
-                        "status": JournalStatus.DONE,
-                        "result": "null",
-                        "finished_at": self.now(),
-                    }
-                )
-                self._journal[position] = done
-                self._executor.buffer_step(done)
+                self._journal[position] = self._claim.resume_due_wait(wait, entry)
                 return None
         if (
             reason in (InterruptReason.RATE_LIMITED, InterruptReason.SCHEDULED_RESUME)
@@ -553,8 +503,9 @@ class RunContext(PolicyGate):
             raise ValueError(f"a {reason.value} interrupt needs resume_at")
         if reason is InterruptReason.APPROVAL_REQUIRED:
             raise ValueError("use ctx.approval(...) to ask for an approval")
-        wait = self._executor.new_wait(
-            self,
+        wait = self._claim.new_wait(
+            self.node,
+            self.visit,
             position,
             JournalKind.INTERRUPT,
             reason,
@@ -602,8 +553,9 @@ class RunContext(PolicyGate):
             on_approve=on_approve,
             on_reject=on_reject,
         ).model_dump(mode="json")
-        wait = self._executor.new_wait(
-            self,
+        wait = self._claim.new_wait(
+            self.node,
+            self.visit,
             position,
             JournalKind.APPROVAL,
             InterruptReason.APPROVAL_REQUIRED,

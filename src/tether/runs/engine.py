@@ -1,11 +1,10 @@
-"""The executor: claims a run, runs its nodes, and writes the checkpoint protocol.
+"""The executor: claims runs and drives each claim through its nodes.
 
-Every durable write goes through :meth:`Executor.commit`, one transaction that first
-re-writes the run row *only if* it is still at the version and lease this executor
-holds. If another worker took the run over, the write matches no row, nothing commits
-and the executor stops (:class:`LeaseLost`). The same statement returns whether someone
-asked to cancel the run, so cancellation is checked before every node and effect at no
-extra cost.
+An :class:`Executor` is a long-lived worker identity (its storage, workflows, clock, ids,
+owner and lease). Each claim it wins becomes an :class:`~tether.runs.claim.Claim`,
+which holds that run's state and writes the checkpoint protocol; the executor runs the
+nodes, turns what they return or raise into the claim's writes, and forgets the claim
+when the run waits, ends or is taken over.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import os
 import random
 import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -34,32 +32,25 @@ from tether.errors import (
 )
 from tether.ids import IdSource
 from tether.runs import delta
+from tether.runs.claim import Claim, FaultHook, load_state_dict
 from tether.runs.context import RunContext
 from tether.runs.models import (
     END,
     Checkpoint,
     InterruptReason,
-    JournalEntry,
     JournalKind,
     Run,
-    RunEvent,
     RunStatus,
-    Wait,
-    WaitStatus,
 )
 from tether.runs.policy_gate import PolicyGate
-from tether.runs.signals import Blocked, Suspend
+from tether.runs.signals import Blocked, EventSpec, Suspend
 from tether.runs.workflow import Node, Workflow, WorkflowRegistry
-from tether.storage.base import StepWrite, Storage, Transaction
+from tether.storage.base import Storage, Transaction
 
 if TYPE_CHECKING:
-    from tether.procedures import ProcedureGate, ProcedureSet
+    from tether.procedures.service import ProcedureGate
 
 log = logging.getLogger("tether.runs")
-
-EventSpec = tuple[str, dict[str, Any], float | None]
-FaultHook = Callable[[str, str], None]
-"""``hook(point, key)`` called at each persistence boundary; tests raise from it to crash."""
 
 FULL_SNAPSHOT_FACTOR = 2
 """A full snapshot is taken when the deltas since the last one outgrow it this many times."""
@@ -67,18 +58,6 @@ FULL_SNAPSHOT_FACTOR = 2
 
 def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def load_state_dict(txn: Transaction, run: Run) -> tuple[dict[str, Any], int]:
-    """Rebuild a run's state from its last full snapshot and the deltas after it."""
-    checkpoints = txn.list_checkpoints(run.tenant_id, run.run_id, from_seq=run.full_seq)
-    state: dict[str, Any] = {}
-    version = run.state_version
-    for checkpoint in checkpoints:
-        payload = canonical.loads(checkpoint.payload)
-        state = payload if checkpoint.kind == "full" else delta.apply(state, payload)
-        version = checkpoint.state_version
-    return state, version
 
 
 class Executor:
@@ -105,16 +84,7 @@ class Executor:
         self.lease = timedelta(seconds=lease_s)
         self.faults = faults
         self.rng = rng or random.Random()
-        self.waits: dict[str, Wait] = {}
-        self._buffered: list[JournalEntry] = []
-        self._resolutions: list[Wait] = []
-        self._state: dict[str, Any] = {}
-        self._live: BaseModel | None = None
-        self._first_journal: dict[int, JournalEntry] = {}
         self.procedures = procedures
-        self.policies: ProcedureSet | None = None
-        """The procedures in force for the claimed run's tenant, read with the claim."""
-        self.run: Run
 
     # -- entry points --------------------------------------------------------------------
 
@@ -122,24 +92,14 @@ class Executor:
         """Claim the run if it is runnable and run it until it waits, ends or is taken."""
         now = self.clock.now()
         with self.storage.transaction(tenant_id) as txn:
-            run = txn.claim_run(
-                tenant_id,
-                run_id,
-                owner=self.owner,
-                lease_expires_at=now + self.lease,
-                now=now,
-                workflow_keys=self.registry.keys,
-            )
-            if run is None:
-                current = txn.get_run(tenant_id, run_id)
-            else:
-                self._start_txn(txn, run)
-        if run is None:
+            claim = self._claim_txn(txn, tenant_id, run_id, now)
+            current = txn.get_run(tenant_id, run_id) if claim is None else None
+        if claim is None:
             if current is None:
                 raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
             self.registry.get(current.workflow, current.workflow_version)
             return current
-        return self._drive(self.registry.get(run.workflow, run.workflow_version))
+        return self._drive(claim)
 
     def execute_next(self) -> Run | None:
         """Claim the oldest runnable run of any tenant whose workflow is registered here."""
@@ -149,85 +109,100 @@ class Executor:
             if not found:
                 return None
             tenant_id, run_id = found[0]
-            run = txn.claim_run(
-                tenant_id,
-                run_id,
-                owner=self.owner,
-                lease_expires_at=now + self.lease,
-                now=now,
-                workflow_keys=self.registry.keys,
-            )
-            if run is None:
-                return None
-            self._start_txn(txn, run)
-        return self._drive(self.registry.get(run.workflow, run.workflow_version))
+            claim = self._claim_txn(txn, tenant_id, run_id, now)
+        return None if claim is None else self._drive(claim)
 
-    def _start_txn(self, txn: Transaction, run: Run) -> None:
-        self.run = run
-        self._buffered = []
-        self._resolutions = []
-        self.waits = {
+    def _claim_txn(
+        self, txn: Transaction, tenant_id: str, run_id: str, now: datetime
+    ) -> Claim | None:
+        """Claim the run and read what its claim holds, or ``None`` if it is not
+        runnable (or runs a workflow not registered here)."""
+        run = txn.claim_run(
+            tenant_id,
+            run_id,
+            owner=self.owner,
+            lease_expires_at=now + self.lease,
+            now=now,
+            workflow_keys=self.registry.keys,
+        )
+        if run is None:
+            return None
+        waits = {
             w.wait_id: w for w in txn.list_waits(run.tenant_id, run_id=run.run_id, limit=10_000)
         }
-        self._state, self._state_version = load_state_dict(txn, run)
-        self._live = None
-        self.policies = (
-            self.procedures.in_force_txn(txn, run.tenant_id) if self.procedures else None
-        )
+        state, state_version = load_state_dict(txn, run)
+        policies = self.procedures.in_force_txn(txn, run.tenant_id) if self.procedures else None
         visit = run.visits.get(run.current_node, 0) + 1
-        self._first_journal = {
-            entry.position: entry
-            for entry in txn.list_journal_visit(run.tenant_id, run.run_id, run.current_node, visit)
-        }
-        txn.insert_events(
-            [
-                self._event(
-                    run.event_seq, "run.claimed", {"owner": self.owner}, None, run.current_node
-                )
-            ]
+        journal = txn.list_journal_visit(run.tenant_id, run.run_id, run.current_node, visit)
+        claim = Claim(
+            run,
+            storage=self.storage,
+            clock=self.clock,
+            ids=self.ids,
+            owner=self.owner,
+            lease=self.lease,
+            faults=self.faults,
+            waits=waits,
+            state=state,
+            state_version=state_version,
+            first_journal={entry.position: entry for entry in journal},
+            policies=policies,
         )
+        claimed = claim.event(
+            run.event_seq, "run.claimed", {"owner": self.owner}, None, run.current_node
+        )
+        txn.insert_events([claimed])
+        return claim
 
-    def _drive(self, workflow: Workflow[Any]) -> Run:
+    def _drive(self, claim: Claim) -> Run:
+        run = claim.run
+        workflow = self.registry.get(run.workflow, run.workflow_version)
         try:
             try:
-                self._sync_procedures()
-                self._loop(workflow)
+                self._sync_procedures(claim)
+                self._loop(claim, workflow)
             except RunCancelled:
-                self._finish(RunStatus.CANCELLED, "run.cancelled", {}, error=None)
+                self._finish(claim, RunStatus.CANCELLED, "run.cancelled", {}, error=None)
         except LeaseLost:
-            log.warning("run %s: lease lost to another worker; stopped", self.run.run_id)
-        return self.run
+            log.warning("run %s: lease lost to another worker; stopped", claim.run.run_id)
+        return claim.run
 
-    def _sync_procedures(self) -> None:
+    def _sync_procedures(self, claim: Claim) -> None:
         """Publish the gate's directory for this tenant if it changed (one extra commit
         only then), or record why a malformed one was not published."""
         if self.procedures is None or self.procedures.directory is None:
             return
-        published, problem = self.procedures.sync(self.run.tenant_id, self.policies)
+        published, problem = self.procedures.sync(claim.run.tenant_id, claim.policies)
         if published is not None:
-            self.policies = published
-            self.commit(events=[("procedures.published", {"version": published.version}, None)])
+            claim.policies = published
+            claim.commit(events=[("procedures.published", {"version": published.version}, None)])
         if problem is not None:
-            in_force = self.policies.version if self.policies else None
-            self.commit(
+            in_force = claim.policies.version if claim.policies else None
+            claim.commit(
                 events=[("procedures.invalid", {"error": problem, "in_force": in_force}, None)]
             )
 
     # -- the node loop -------------------------------------------------------------------
 
-    def _loop(self, workflow: Workflow[Any]) -> None:
+    def _loop(self, claim: Claim, workflow: Workflow[Any]) -> None:
+        gate = PolicyGate(claim)
         while True:
-            run = self.run
+            run = claim.run
             if run.cancel_requested:
                 raise RunCancelled()
             now = self.clock.now()
             if run.deadline is not None and now >= run.deadline:
                 self._finish(
-                    RunStatus.FAILED, "run.failed", {"reason": "deadline"}, error="deadline passed"
+                    claim,
+                    RunStatus.FAILED,
+                    "run.failed",
+                    {"reason": "deadline"},
+                    error="deadline passed",
                 )
                 return
             if run.steps >= run.max_steps:
                 self._finish(
+                    claim,
                     RunStatus.FAILED,
                     "run.failed",
                     {"reason": "max_steps"},
@@ -238,37 +213,40 @@ class Executor:
             visit = run.visits.get(node.name, 0) + 1
             # Only the visit a claim resumes can have journal entries: later visits are
             # this executor's own, written under its lease.
-            journal, self._first_journal = self._first_journal, {}
+            journal, claim.first_journal = claim.first_journal, {}
             # The state the last checkpoint stored, as a model. Between nodes it is the
             # live object the previous node changed (its dump is what was stored); after
             # a claim it is rebuilt from the stored dict.
-            if self._live is None:
-                self._live = workflow.load_state(copy.deepcopy(self._state), self._state_version)
-            state = self._live
-            ctx = RunContext(self, node.name, visit, journal)
+            state = claim.live
+            if state is None:
+                state = claim.live = workflow.load_state(
+                    copy.deepcopy(claim.state), claim.state_version
+                )
+            ctx = RunContext(claim, gate, node.name, visit, journal)
             started = time.perf_counter()
             try:
                 next_node = self._call(node, ctx, state)
                 if ctx.changed is not None:
                     raise ctx.changed
             except Suspend as suspend:
-                self._live = None
-                self._suspend(suspend)
+                claim.live = None
+                self._suspend(claim, suspend)
                 return
             except Blocked as blocked:
-                self._live = None
-                self._blocked(blocked)
+                claim.live = None
+                self._blocked(claim, blocked)
                 return
             except (ActionNotApproved, WorkflowChanged) as exc:
-                self._live = None
-                self._escalate(ctx, exc)
+                claim.live = None
+                self._escalate(claim, ctx, exc)
                 return
             except Exception as exc:
-                self._live = None
-                self._node_failed(node, exc)
+                claim.live = None
+                self._node_failed(claim, node, exc)
                 return
             if next_node != END and next_node not in workflow.nodes:
                 self._finish(
+                    claim,
                     RunStatus.FAILED,
                     "run.failed",
                     {"node": node.name},
@@ -276,7 +254,13 @@ class Executor:
                 )
                 return
             self._checkpoint(
-                workflow, node, visit, next_node, state, (time.perf_counter() - started) * 1000
+                claim,
+                workflow,
+                node,
+                visit,
+                next_node,
+                state,
+                (time.perf_counter() - started) * 1000,
             )
             if next_node == END:
                 return
@@ -294,6 +278,7 @@ class Executor:
 
     def _checkpoint(
         self,
+        claim: Claim,
         workflow: Workflow[Any],
         node: Node,
         visit: int,
@@ -301,11 +286,11 @@ class Executor:
         state: BaseModel,
         duration_ms: float,
     ) -> None:
-        run = self.run
+        run = claim.run
         new_state = state.model_dump(mode="json")
         ops = (
-            delta.diff(self._state, new_state)
-            if self._state_version == workflow.state_version
+            delta.diff(claim.state, new_state)
+            if claim.state_version == workflow.state_version
             else None
         )
         seq = run.checkpoint_seq + 1
@@ -351,16 +336,16 @@ class Executor:
             state_version=workflow.state_version,
             created_at=self.clock.now(),
         )
-        self.crash_point("before_checkpoint", node.name)
-        self.commit(events=events, checkpoint=checkpoint, changes=changes, node=node.name)
-        self._state, self._state_version = new_state, workflow.state_version
-        self.crash_point("after_checkpoint", node.name)
+        claim.crash_point("before_checkpoint", node.name)
+        claim.commit(events=events, checkpoint=checkpoint, changes=changes, node=node.name)
+        claim.state, claim.state_version = new_state, workflow.state_version
+        claim.crash_point("after_checkpoint", node.name)
 
     # -- leaving the loop ----------------------------------------------------------------
 
-    def _suspend(self, suspend: Suspend) -> None:
+    def _suspend(self, claim: Claim, suspend: Suspend) -> None:
         wait = suspend.wait
-        self.commit(
+        claim.commit(
             journal=[suspend.entry] if suspend.wait.position else [],
             waits=[wait],
             events=[
@@ -380,11 +365,11 @@ class Executor:
             },
             node=wait.node,
         )
-        self.waits[wait.wait_id] = wait
+        claim.waits[wait.wait_id] = wait
 
-    def _blocked(self, blocked: Blocked) -> None:
+    def _blocked(self, claim: Claim, blocked: Blocked) -> None:
         """A policy forbade an effect and says the run fails: no retry, no review."""
-        self.commit(
+        claim.commit(
             journal=[blocked.entry],
             events=[*blocked.events, ("run.failed", {"reason": "policy"}, None)],
             changes={
@@ -398,10 +383,11 @@ class Executor:
             cancellable=False,
         )
 
-    def _escalate(self, ctx: RunContext, exc: Exception) -> None:
+    def _escalate(self, claim: Claim, ctx: RunContext, exc: Exception) -> None:
         """Refusals and changed code need a person: park the run in ``human_review``."""
-        wait = self.new_wait(
-            ctx,
+        wait = claim.new_wait(
+            ctx.node,
+            ctx.visit,
             0,
             JournalKind.INTERRUPT,
             InterruptReason.HUMAN_REVIEW,
@@ -409,18 +395,18 @@ class Executor:
             {"error": getattr(exc, "code", "error")},
         )
         event = "effect.refused" if isinstance(exc, ActionNotApproved) else "workflow.changed"
-        self._buffered = []
-        self._suspend(Suspend(wait, ctx._entry(0, "review", JournalKind.INTERRUPT), event))
+        claim.discard_steps()
+        review = claim.journal_entry(ctx.node, ctx.visit, 0, "review", JournalKind.INTERRUPT)
+        self._suspend(claim, Suspend(wait, review, event))
 
-    def _node_failed(self, node: Node, exc: Exception) -> None:
-        run = self.run
-        attempt = run.attempt + 1
+    def _node_failed(self, claim: Claim, node: Node, exc: Exception) -> None:
+        attempt = claim.run.attempt + 1
         error = f"{type(exc).__name__}: {exc}"[:2000]
-        self._buffered = []
+        claim.discard_steps()
         if attempt < node.retry.max_attempts:
             delay = node.retry.delay_s(attempt, self.rng)
             resume_at = self.clock.now() + timedelta(seconds=delay)
-            self.commit(
+            claim.commit(
                 events=[
                     ("node.failed", {"error": error, "attempt": attempt}, None),
                     (
@@ -442,13 +428,23 @@ class Executor:
             )
             return
         self._finish(
-            RunStatus.FAILED, "run.failed", {"node": node.name, "attempts": attempt}, error=error
+            claim,
+            RunStatus.FAILED,
+            "run.failed",
+            {"node": node.name, "attempts": attempt},
+            error=error,
         )
 
     def _finish(
-        self, status: RunStatus, event: str, data: dict[str, Any], *, error: str | None
+        self,
+        claim: Claim,
+        status: RunStatus,
+        event: str,
+        data: dict[str, Any],
+        *,
+        error: str | None,
     ) -> None:
-        self.commit(
+        claim.commit(
             events=[(event, data, None)],
             changes={
                 "status": status,
@@ -459,125 +455,3 @@ class Executor:
             },
             cancellable=False,
         )
-
-    # -- the one write path --------------------------------------------------------------
-
-    def buffer_resolution(self, wait: Wait) -> None:
-        """Close a wait (a timed one that has come due) with the next write."""
-        self._resolutions.append(wait)
-        self.waits[wait.wait_id] = wait
-
-    def buffer_step(self, entry: JournalEntry) -> None:
-        """Steps become durable with the next write (nothing durable can depend on them
-        before that), so they cost no commit of their own."""
-        self._buffered.append(entry)
-
-    def crash_point(self, point: str, key: str) -> None:
-        if self.faults is not None:
-            self.faults(point, key)
-
-    def new_wait(
-        self,
-        ctx: RunContext | PolicyGate,
-        position: int,
-        kind: JournalKind,
-        reason: InterruptReason,
-        message: str,
-        request: dict[str, Any],
-        *,
-        expires_in: timedelta | None = None,
-        resume_at: datetime | None = None,
-        action_digest: str | None = None,
-        approver_role: str | None = None,
-    ) -> Wait:
-        now = self.clock.now()
-        return Wait(
-            tenant_id=self.run.tenant_id,
-            wait_id=str(self.ids.new_id()),
-            run_id=self.run.run_id,
-            node=ctx.node,
-            visit=ctx.visit,
-            position=position,
-            kind=kind,
-            reason=reason,
-            status=WaitStatus.OPEN,
-            message=message,
-            request=request,
-            action_digest=action_digest,
-            approver_role=approver_role,
-            requested_by=self.run.created_by,
-            resume_at=resume_at,
-            expires_at=now + expires_in if expires_in else None,
-            created_at=now,
-            resolved_at=None,
-            resolved_by=None,
-            resolution=None,
-        )
-
-    def _event(
-        self, seq: int, type_: str, data: dict[str, Any], duration: float | None, node: str | None
-    ) -> RunEvent:
-        return RunEvent(
-            tenant_id=self.run.tenant_id,
-            run_id=self.run.run_id,
-            seq=seq,
-            at=self.clock.now(),
-            type=type_,
-            node=node,
-            duration_ms=duration,
-            data=data,
-        )
-
-    def commit(
-        self,
-        *,
-        journal: Sequence[JournalEntry] = (),
-        events: Iterable[EventSpec] = (),
-        checkpoint: Checkpoint | None = None,
-        waits: Sequence[Wait] = (),
-        changes: dict[str, Any] | None = None,
-        node: str | None = None,
-        cancellable: bool = True,
-    ) -> None:
-        """Write one transaction guarded by this executor's version and lease.
-
-        Raises:
-            LeaseLost: another worker owns the run now; nothing was written.
-            RunCancelled: cancellation was requested (and ``cancellable``); nothing written.
-        """
-        run = self.run
-        now = self.clock.now()
-        specs = list(events)
-        rows = [
-            self._event(run.event_seq + i, type_, data, duration, node or run.current_node)
-            for i, (type_, data, duration) in enumerate(specs, start=1)
-        ]
-        update: dict[str, Any] = {
-            "lease_expires_at": now + self.lease,
-            "event_seq": run.event_seq + len(rows),
-            "updated_at": now,
-            "updated_by": self.owner,
-        }
-        update.update(changes or {})
-        if update.get("status") not in (None, RunStatus.SCHEDULED):
-            update.setdefault("resume_at", None)
-        new_run = run.model_copy(update=update)
-        write = StepWrite(
-            run=new_run,
-            expected_version=run.version,
-            expected_owner=self.owner,
-            cancellable=cancellable,
-            journal=[*self._buffered, *journal],
-            checkpoint=checkpoint,
-            waits=waits,
-            resolved=self._resolutions,
-            events=rows,
-        )
-        try:
-            version, cancel = self.storage.write_step(write)
-        except RunCancelled:
-            self.run = run.model_copy(update={"cancel_requested": True})
-            raise
-        self._buffered = []
-        self._resolutions = []
-        self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})

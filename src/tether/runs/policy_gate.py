@@ -1,4 +1,5 @@
-"""The published policies, applied by a node's context before an effect's intent.
+"""What may refuse an effect before its intent: the published policies, and the approval
+and guard a node passes to the effect.
 
 See ``docs/procedures.md``. A decision is journaled at the negative of the effect's
 position, in the same commit as the intent (or the wait, or the failure), and replayed,
@@ -7,7 +8,7 @@ never re-evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -28,7 +29,7 @@ from tether.runs.models import (
 from tether.runs.signals import Blocked, EventSpec, Suspend
 
 if TYPE_CHECKING:
-    from tether.runs.engine import Executor
+    from tether.runs.claim import Claim
 
 POLICY_APPROVAL_EXPIRES = timedelta(days=7)
 """How long an approval a policy asked for stays open."""
@@ -51,20 +52,56 @@ def _policy_data(decision: PolicyDecision, name: str, key: str) -> dict[str, Any
     }
 
 
+def check_allowed(
+    name: str,
+    key: str,
+    digest: str,
+    guard: Callable[[], str | None] | None,
+    approval: ApprovalDecision | None,
+) -> None:
+    """Refuse an effect whose approval does not cover it or whose guard objects.
+
+    Raises:
+        ActionNotApproved: the approval is not granted or was for another action
+            (``digest``), or ``guard`` returned a reason.
+    """
+    if approval is not None:
+        if not approval.approved:
+            raise ActionNotApproved(
+                f"effect {name!r} ({key}) is gated by approval {approval.approval_id}, "
+                f"which is {approval.status.value}"
+            )
+        if approval.action_digest != digest:
+            raise ActionNotApproved(
+                f"effect {name!r} ({key}) differs from the action approved in "
+                f"{approval.approval_id}; it needs a new approval"
+            )
+    if guard is not None:
+        reason = guard()
+        if reason:
+            raise ActionNotApproved(f"effect {name!r} ({key}) refused by its guard: {reason}")
+
+
 class PolicyGate:
-    """The policy checks of :class:`~tether.runs.context.RunContext` (a mixin)."""
+    """Applies the procedures in force for a claim to the effects its nodes make.
 
-    _executor: Executor
-    _journal: dict[int, JournalEntry]
-    changed: WorkflowChanged | None
-    node: str
-    visit: int
+    One per claim, held by each node visit's context, which passes in the visit's journal
+    (where decisions are recorded and replayed) and where the visit is.
+    """
 
-    def _entry(self, position: int, name: str, kind: JournalKind, **fields: Any) -> JournalEntry:
-        raise NotImplementedError
+    def __init__(self, claim: Claim) -> None:
+        self._claim = claim
 
-    def _enforce_policies(
-        self, position: int, name: str, key: str, request: Any, labels: Sequence[str]
+    def enforce(
+        self,
+        journal: dict[int, JournalEntry],
+        node: str,
+        visit: int,
+        position: int,
+        name: str,
+        key: str,
+        request: Any,
+        labels: Sequence[str],
     ) -> tuple[str | None, list[EventSpec]]:
         """Apply the published policies to an effect about to record its intent.
 
@@ -73,37 +110,50 @@ class PolicyGate:
         never re-evaluated; an effect started before any decision was recorded (no
         policies were in force then) is not judged afresh either.
 
+        Args:
+            journal: the node visit's journal by position; a new decision is added to it.
+            node: the node of the visit.
+            visit: which visit of ``node`` this is.
+
         Returns the policy version and the events to write with the intent.
+
+        Raises:
+            WorkflowChanged: another call's decision is journaled at this position.
         """
-        recorded = self._journal.get(-position)
+        recorded = journal.get(-position)
         if recorded is not None:
             return self._replay_decision(recorded, name, key, request)
-        policies = self._executor.policies
-        if policies is None or position in self._journal:
+        claim = self._claim
+        policies = claim.policies
+        if policies is None or position in journal:
             return None, []
         plain = canonical.loads(canonical.dumps(request))
-        facts = EffectFacts(name, plain, frozenset(labels), self._executor.run.workflow)
+        facts = EffectFacts(name, plain, frozenset(labels), claim.run.workflow)
         decision = evaluate(policies.version, policies.policies, facts)
         data = _policy_data(decision, name, key)
         if decision.outcome is Outcome.REQUIRE_APPROVAL:
-            self._ask_policy_approval(position, name, plain, decision, data)
+            self._ask_policy_approval(node, visit, position, name, plain, decision, data)
         if decision.outcome is Outcome.FORBID:
-            self._forbid(position, name, key, plain, decision, data)
-        entry = self._decision_entry(position, name, JournalKind.STEP, result=_dump(decision))
-        self._journal[-position] = entry
-        self._executor.buffer_step(entry)
+            self._forbid(node, visit, position, name, key, plain, decision, data)
+        entry = self._decision_entry(
+            node, visit, position, name, JournalKind.STEP, result=_dump(decision)
+        )
+        journal[-position] = entry
+        claim.buffer_step(entry)
         events: list[EventSpec] = []
         if decision.outcome is Outcome.WARN:
             events.append(("policy.warned", data, None))
         return decision.version, events
 
     def _decision_entry(
-        self, position: int, name: str, kind: JournalKind, **fields: Any
+        self, node: str, visit: int, position: int, name: str, kind: JournalKind, **fields: Any
     ) -> JournalEntry:
-        return self._entry(-position, f"policy:{name}", kind, **fields)
+        return self._claim.journal_entry(node, visit, -position, f"policy:{name}", kind, **fields)
 
     def _ask_policy_approval(
         self,
+        node: str,
+        visit: int,
         position: int,
         name: str,
         request: Any,
@@ -125,8 +175,9 @@ class PolicyGate:
             on_reject=f"{name} does not run; the workflow is told it was not approved",
         ).model_dump(mode="json")
         payload["policy"] = decision.model_dump(mode="json")
-        wait = self._executor.new_wait(
-            self,
+        wait = self._claim.new_wait(
+            node,
+            visit,
             -position,
             JournalKind.APPROVAL,
             InterruptReason.APPROVAL_REQUIRED,
@@ -137,12 +188,20 @@ class PolicyGate:
             approver_role=Role.APPROVER.value,
         )
         entry = self._decision_entry(
-            position, name, JournalKind.APPROVAL, status=JournalStatus.INTENT, wait_id=wait.wait_id
+            node,
+            visit,
+            position,
+            name,
+            JournalKind.APPROVAL,
+            status=JournalStatus.INTENT,
+            wait_id=wait.wait_id,
         )
         raise Suspend(wait, entry, "approval.requested", [("policy.require_approval", data, None)])
 
     def _forbid(
         self,
+        node: str,
+        visit: int,
         position: int,
         name: str,
         key: str,
@@ -155,10 +214,13 @@ class PolicyGate:
             f"(procedures {decision.version[:12]})"
         )
         if decision.on_forbid is OnForbid.FAIL:
-            entry = self._decision_entry(position, name, JournalKind.STEP, result=_dump(decision))
+            entry = self._decision_entry(
+                node, visit, position, name, JournalKind.STEP, result=_dump(decision)
+            )
             raise Blocked(message, entry, [("policy.forbidden", data, None)])
-        wait = self._executor.new_wait(
-            self,
+        wait = self._claim.new_wait(
+            node,
+            visit,
             -position,
             JournalKind.INTERRUPT,
             InterruptReason.HUMAN_REVIEW,
@@ -167,7 +229,13 @@ class PolicyGate:
             {"effect": name, "request": request, "policy": decision.model_dump(mode="json")},
         )
         entry = self._decision_entry(
-            position, name, JournalKind.INTERRUPT, status=JournalStatus.INTENT, wait_id=wait.wait_id
+            node,
+            visit,
+            position,
+            name,
+            JournalKind.INTERRUPT,
+            status=JournalStatus.INTENT,
+            wait_id=wait.wait_id,
         )
         raise Suspend(wait, entry, "interrupt.raised", [("policy.forbidden", data, None)])
 
@@ -177,17 +245,16 @@ class PolicyGate:
         """Act on the decision journaled the first time; the policies in force now do not
         matter."""
         if recorded.name != f"policy:{name}":
-            self.changed = WorkflowChanged(
+            raise WorkflowChanged(
                 f"effect {name!r} ({key}) replaces {recorded.name!r}, whose policy decision "
                 "was journaled at this position. Changed code needs a new workflow version"
             )
-            raise self.changed
         if recorded.kind is JournalKind.STEP:
             decision = PolicyDecision.model_validate(canonical.loads(recorded.result or "{}"))
             if decision.outcome is Outcome.FORBID:
                 raise EffectForbidden(f"effect {name!r} ({key}) was forbidden by policy")
             return decision.version, []
-        wait = self._executor.waits.get(recorded.wait_id or "")
+        wait = self._claim.waits.get(recorded.wait_id or "")
         if wait is None:
             raise EffectForbidden(f"effect {name!r} ({key}): its policy decision has no wait")
         decision = PolicyDecision.model_validate(wait.request["policy"])

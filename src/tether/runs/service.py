@@ -18,7 +18,7 @@ from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
 from tether.principals import SYSTEM_ACTOR, Principal, Role
-from tether.runs.engine import load_state_dict
+from tether.runs.claim import load_state_dict
 from tether.runs.handoff import HandoffDocument, build_handoff
 from tether.runs.models import (
     FINISHED,

@@ -9,6 +9,7 @@ from tether.errors import RunSignal
 from tether.runs.models import JournalEntry, Wait
 
 EventSpec = tuple[str, dict[str, Any], float | None]
+"""An event to write with the next commit: its type, its data and its duration (ms)."""
 
 
 class Suspend(RunSignal):

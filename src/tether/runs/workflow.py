@@ -6,15 +6,12 @@ import inspect
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from tether.errors import InvalidInput, NotFound
 from tether.runs.models import END
-
-if TYPE_CHECKING:
-    from tether.runs.context import RunContext
 
 S = TypeVar("S", bound=BaseModel)
 NodeFn = Callable[..., Any]
@@ -124,9 +121,6 @@ class Workflow(Generic[S]):
             return self.nodes[name]
         except KeyError:
             raise InvalidInput(f"workflow {self.key} has no node {name!r}") from None
-
-
-Call = Callable[["RunContext", Any], Any]
 
 
 class WorkflowRegistry:

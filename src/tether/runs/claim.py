@@ -1,0 +1,293 @@
+"""``Claim``: what one executor holds of one run it claimed, and the one write path.
+
+When an executor claims a run it builds a :class:`Claim` for everything that belongs to
+that claim alone: the run row as last written, its waits, the state as last checkpointed,
+the procedures in force, and the journal entries and closed waits that ride on the next
+write. The executor keeps only what outlives a claim.
+
+Every durable write goes through :meth:`Claim.commit`, one transaction that first
+re-writes the run row *only if* it is still at the version and lease this claim holds.
+If another worker took the run over, the write matches no row, nothing commits and the
+claim ends (:class:`~tether.errors.LeaseLost`). The same statement returns whether
+someone asked to cancel the run, so cancellation is checked before every node and effect
+at no extra cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from tether import canonical
+from tether.clock import Clock
+from tether.errors import RunCancelled
+from tether.ids import IdSource
+from tether.runs import delta
+from tether.runs.models import (
+    Checkpoint,
+    InterruptReason,
+    JournalEntry,
+    JournalKind,
+    JournalStatus,
+    Run,
+    RunEvent,
+    RunStatus,
+    Wait,
+    WaitStatus,
+)
+from tether.runs.signals import EventSpec
+from tether.storage.base import StepWrite, Storage, Transaction
+
+if TYPE_CHECKING:
+    from tether.procedures.loader import ProcedureSet
+
+FaultHook = Callable[[str, str], None]
+"""``hook(point, key)`` called at each persistence boundary; tests raise from it to crash."""
+
+
+def load_state_dict(txn: Transaction, run: Run) -> tuple[dict[str, Any], int]:
+    """Rebuild a run's state from its last full snapshot and the deltas after it."""
+    checkpoints = txn.list_checkpoints(run.tenant_id, run.run_id, from_seq=run.full_seq)
+    state: dict[str, Any] = {}
+    version = run.state_version
+    for checkpoint in checkpoints:
+        payload = canonical.loads(checkpoint.payload)
+        state = payload if checkpoint.kind == "full" else delta.apply(state, payload)
+        version = checkpoint.state_version
+    return state, version
+
+
+def idempotency_key(run_id: str, node: str, visit: int, position: int, name: str) -> str:
+    """The key of a journaled call: the same on every re-run of the same node visit."""
+    return f"{run_id}:{node}:{visit}:{position}:{name}"
+
+
+class Claim:
+    """One run as claimed, from the claim until the run waits, ends or is taken over.
+
+    Not thread-safe. ``run`` is the run row as this claim last wrote it (its ``version``
+    guards the next write); ``waits`` are the run's waits by id, as of the claim plus
+    those this claim opened or closed; ``state`` and ``state_version`` are the state the
+    last checkpoint stored, and ``live`` the model a node changed since (``None`` when it
+    must be rebuilt from ``state``); ``first_journal`` holds the journal entries of the
+    node visit the claim resumes, handed to that visit's context once.
+    """
+
+    def __init__(
+        self,
+        run: Run,
+        *,
+        storage: Storage,
+        clock: Clock,
+        ids: IdSource,
+        owner: str,
+        lease: timedelta,
+        faults: FaultHook | None,
+        waits: dict[str, Wait],
+        state: dict[str, Any],
+        state_version: int,
+        first_journal: dict[int, JournalEntry],
+        policies: ProcedureSet | None,
+    ) -> None:
+        self.run = run
+        self.storage = storage
+        self.clock = clock
+        self.ids = ids
+        self.owner = owner
+        self.lease = lease
+        self.faults = faults
+        self.waits = waits
+        self.state = state
+        self.state_version = state_version
+        self.live: BaseModel | None = None
+        self.first_journal = first_journal
+        self.policies = policies
+        """The procedures in force for the run's tenant, read with the claim."""
+        self._buffered: list[JournalEntry] = []
+        self._resolutions: list[Wait] = []
+
+    def crash_point(self, point: str, key: str) -> None:
+        """A persistence boundary: the faults hook, if any, may raise here."""
+        if self.faults is not None:
+            self.faults(point, key)
+
+    # -- what rides on the next write ----------------------------------------------------
+
+    def resume_due_wait(self, wait: Wait, entry: JournalEntry) -> JournalEntry:
+        """A timed wait has come due: close it (if still open) and mark its interrupt
+        ``entry`` done, both with the next write. Returns the done entry."""
+        if wait.status is WaitStatus.OPEN:
+            answered = wait.model_copy(
+                update={
+                    "status": WaitStatus.ANSWERED,
+                    "resolved_at": self.clock.now(),
+                    "resolved_by": self.owner,
+                    "resolution": {"resumed_at": self.clock.now()},
+                }
+            )
+            self._resolutions.append(answered)
+            self.waits[wait.wait_id] = answered
+        done = entry.model_copy(
+            update={"status": JournalStatus.DONE, "result": "null", "finished_at": self.clock.now()}
+        )
+        self._buffered.append(done)
+        return done
+
+    def buffer_step(self, entry: JournalEntry) -> None:
+        """Steps become durable with the next write (nothing durable can depend on them
+        before that), so they cost no commit of their own."""
+        self._buffered.append(entry)
+
+    def discard_steps(self) -> None:
+        """Forget the buffered steps of a node visit that failed or was refused: its
+        re-run decides them afresh."""
+        self._buffered = []
+
+    # -- rows ----------------------------------------------------------------------------
+
+    def journal_entry(
+        self, node: str, visit: int, position: int, name: str, kind: JournalKind, **fields: Any
+    ) -> JournalEntry:
+        """A journal entry of this run at ``position`` of the node visit; ``fields``
+        override the defaults (a finished call with no result, started now)."""
+        run = self.run
+        values: dict[str, Any] = {
+            "tenant_id": run.tenant_id,
+            "run_id": run.run_id,
+            "node": node,
+            "visit": visit,
+            "position": position,
+            "name": name,
+            "kind": kind,
+            "idempotency_key": idempotency_key(run.run_id, node, visit, position, name),
+            "status": JournalStatus.DONE,
+            "request_digest": "",
+            "result": None,
+            "error": None,
+            "retry_safe": False,
+            "started_at": self.clock.now(),
+            "finished_at": None,
+            "duration_ms": None,
+            "tokens_in": None,
+            "tokens_out": None,
+            "cost_usd": None,
+            "wait_id": None,
+        }
+        values.update(fields)
+        return JournalEntry(**values)
+
+    def new_wait(
+        self,
+        node: str,
+        visit: int,
+        position: int,
+        kind: JournalKind,
+        reason: InterruptReason,
+        message: str,
+        request: dict[str, Any],
+        *,
+        expires_in: timedelta | None = None,
+        resume_at: datetime | None = None,
+        action_digest: str | None = None,
+        approver_role: str | None = None,
+    ) -> Wait:
+        """An open wait of this run, to be written by the commit that parks the run."""
+        now = self.clock.now()
+        return Wait(
+            tenant_id=self.run.tenant_id,
+            wait_id=str(self.ids.new_id()),
+            run_id=self.run.run_id,
+            node=node,
+            visit=visit,
+            position=position,
+            kind=kind,
+            reason=reason,
+            status=WaitStatus.OPEN,
+            message=message,
+            request=request,
+            action_digest=action_digest,
+            approver_role=approver_role,
+            requested_by=self.run.created_by,
+            resume_at=resume_at,
+            expires_at=now + expires_in if expires_in else None,
+            created_at=now,
+            resolved_at=None,
+            resolved_by=None,
+            resolution=None,
+        )
+
+    def event(
+        self, seq: int, type_: str, data: dict[str, Any], duration: float | None, node: str | None
+    ) -> RunEvent:
+        """An event of this run at ``seq`` (the commit numbers the events it writes)."""
+        return RunEvent(
+            tenant_id=self.run.tenant_id,
+            run_id=self.run.run_id,
+            seq=seq,
+            at=self.clock.now(),
+            type=type_,
+            node=node,
+            duration_ms=duration,
+            data=data,
+        )
+
+    # -- the one write path --------------------------------------------------------------
+
+    def commit(
+        self,
+        *,
+        journal: Sequence[JournalEntry] = (),
+        events: Iterable[EventSpec] = (),
+        checkpoint: Checkpoint | None = None,
+        waits: Sequence[Wait] = (),
+        changes: dict[str, Any] | None = None,
+        node: str | None = None,
+        cancellable: bool = True,
+    ) -> None:
+        """Write one transaction guarded by this claim's version and lease.
+
+        The buffered steps and wait resolutions go first, with ``journal``.
+
+        Raises:
+            LeaseLost: another worker owns the run now; nothing was written.
+            RunCancelled: cancellation was requested (and ``cancellable``); nothing written.
+        """
+        run = self.run
+        now = self.clock.now()
+        specs = list(events)
+        rows = [
+            self.event(run.event_seq + i, type_, data, duration, node or run.current_node)
+            for i, (type_, data, duration) in enumerate(specs, start=1)
+        ]
+        update: dict[str, Any] = {
+            "lease_expires_at": now + self.lease,
+            "event_seq": run.event_seq + len(rows),
+            "updated_at": now,
+            "updated_by": self.owner,
+        }
+        update.update(changes or {})
+        if update.get("status") not in (None, RunStatus.SCHEDULED):
+            update.setdefault("resume_at", None)
+        new_run = run.model_copy(update=update)
+        write = StepWrite(
+            run=new_run,
+            expected_version=run.version,
+            expected_owner=self.owner,
+            cancellable=cancellable,
+            journal=[*self._buffered, *journal],
+            checkpoint=checkpoint,
+            waits=waits,
+            resolved=self._resolutions,
+            events=rows,
+        )
+        try:
+            version, cancel = self.storage.write_step(write)
+        except RunCancelled:
+            self.run = run.model_copy(update={"cancel_requested": True})
+            raise
+        self._buffered = []
+        self._resolutions = []
+        self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})
