@@ -1,10 +1,12 @@
-"""Named SQL queries and numbered migrations, read from a backend package's files."""
+"""Named SQL queries (shared, with backend overrides) and numbered migrations, from files."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
+from typing import Literal
 
 from tether.errors import SchemaOutdated, SchemaTooNew
 from tether.storage.base import ComponentVersion
@@ -22,20 +24,139 @@ COMPONENTS: tuple[str, ...] = (
 """Components in the order their migrations apply (later ones may reference earlier)."""
 
 
-def load_queries(package: str) -> dict[str, str]:
-    """Parse ``queries/<component>.sql`` of ``package`` into ``{name: sql}``.
+ParamStyle = Literal["named", "pyformat"]
+"""How a driver spells a parameter: ``:name`` (sqlite3) or ``%(name)s`` (psycopg)."""
 
-    Each query starts with a ``-- name: some_query`` line; names are unique across files.
+SHARED_PACKAGE = "tether.storage"
+"""The package whose ``queries/`` hold the queries written once for every backend."""
+
+_PORTABLE_TOKEN = re.compile(
+    r"""
+      (?P<comment>--[^\n]*)
+    | (?P<block>/\*(?:(?!/\*).)*?\*/)
+    | (?P<escape>(?<![A-Za-z0-9_])[eE]')
+    | (?P<literal>'(?:[^']|'')*'|"(?:[^"]|"")*")
+    | (?P<open>/\*|'|")
+    | (?P<colons>:::|:(?=[0-9]))
+    | (?P<cast>::)
+    | (?P<param>:[A-Za-z_][A-Za-z0-9_]*)
+    | (?P<pyformat>%\([^)]*\)|%[sbt](?![A-Za-z0-9_]))
+    | (?P<percent>%)
+    | (?P<dialect>[?$@\[`])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_AMBIGUOUS = {
+    "escape": "an E'...' string, whose backslash escapes SQLite does not read",
+    "open": "an unterminated string, quoted name or comment, or a nested /* comment",
+    "colons": "a ':' that is neither a '::' cast nor a ':name' parameter",
+    "pyformat": "a psycopg placeholder; write parameters as :name",
+    "dialect": "a character that is a parameter or quote on one backend and not the other",
+}
+
+
+def translate(sql: str, paramstyle: ParamStyle) -> str:
+    """A shared query in the driver's parameter style, checked to mean the same on both.
+
+    ``:name`` becomes ``%(name)s`` and every ``%`` becomes ``%%`` for psycopg, which reads
+    placeholders over the whole text; ``::type`` casts, string literals, quoted names and
+    comments keep their ``:``. The text is checked for every style, so a query that would
+    bind differently on one backend fails on both.
+
+    Raises:
+        ValueError: The text holds something the two drivers could read differently
+            (``?``, ``$``, ``@``, ``[``, a backtick, an ``E'...'`` string, a psycopg
+            placeholder, an unterminated literal or comment): such a query belongs in the
+            backend folders instead.
+    """
+    out: list[str] = []
+    end = 0
+    for match in _PORTABLE_TOKEN.finditer(sql):
+        kind = match.lastgroup or ""
+        token = match.group()
+        if kind in _AMBIGUOUS:
+            line = sql.count("\n", 0, match.start()) + 1
+            raise ValueError(f"line {line}: {token!r} is {_AMBIGUOUS[kind]}")
+        out.append(sql[end : match.start()])
+        end = match.end()
+        if paramstyle == "named":
+            out.append(token)
+        elif kind == "param":
+            out.append(f"%({token[1:]})s")
+        else:
+            out.append(token.replace("%", "%%"))
+    out.append(sql[end:])
+    return "".join(out)
+
+
+_PYFORMAT = re.compile(r"%\(([A-Za-z_][A-Za-z0-9_]*)\)s|%%")
+
+
+def comparable(sql: str, paramstyle: ParamStyle) -> str:
+    """The query with whitespace collapsed and psycopg's ``%(x)s`` / ``%%`` read as ``:x`` / ``%``.
+
+    Two queries whose comparable forms are equal say the same thing on both backends.
+    """
+    if paramstyle == "pyformat":
+        sql = _PYFORMAT.sub(lambda m: f":{m.group(1)}" if m.group(1) else "%", sql)
+    return " ".join(sql.split())
+
+
+def read_queries(package: str) -> dict[str, str]:
+    """Parse ``queries/<component>.sql`` of ``package`` into ``{name: sql}``, as written.
+
+    Each query starts with a ``-- name: some_query`` line; a component may have no file.
+
+    Raises:
+        RuntimeError: A name is defined twice in the package's files.
     """
     queries: dict[str, str] = {}
+    folder = resources.files(package).joinpath("queries")
     for component in COMPONENTS:
-        path = f"queries/{component}.sql"
-        text = resources.files(package).joinpath(path).read_text("utf-8")
-        parts = _HEADER.split(text)
+        path = folder.joinpath(f"{component}.sql")
+        if not path.is_file():
+            continue
+        parts = _HEADER.split(path.read_text("utf-8"))
         for name, body in zip(parts[1::2], parts[2::2], strict=True):
             if name in queries:
-                raise RuntimeError(f"{package}/{path} defines {name!r} again")
+                raise RuntimeError(f"{package} queries/{component}.sql defines {name!r} again")
             queries[name] = body.strip().rstrip(";")
+    return queries
+
+
+def load_queries(package: str, paramstyle: ParamStyle) -> dict[str, str]:
+    """The shared queries in ``paramstyle``, with ``package``'s own queries over them.
+
+    A backend's ``queries/`` hold only what differs from the shared text (or exists on that
+    backend alone), written in the driver's own parameter style and used as is.
+
+    Raises:
+        RuntimeError: A name is defined twice in one tree, an override repeats the shared
+            text (delete it), or a shared query cannot be translated safely.
+    """
+    shared = read_queries(SHARED_PACKAGE)
+    overrides = read_queries(package)
+    for name, sql in overrides.items():
+        if name in shared and comparable(sql, paramstyle) == comparable(shared[name], "named"):
+            raise RuntimeError(
+                f"{package} overrides {name!r} with the text {SHARED_PACKAGE} already has; "
+                "delete the override"
+            )
+    return {**_translated(paramstyle), **overrides}
+
+
+@cache
+def _translated(paramstyle: ParamStyle) -> dict[str, str]:
+    """The shared queries in ``paramstyle``, scanned once per process."""
+    queries: dict[str, str] = {}
+    for name, sql in read_queries(SHARED_PACKAGE).items():
+        try:
+            queries[name] = translate(sql, paramstyle)
+        except ValueError as exc:
+            raise RuntimeError(
+                f"{SHARED_PACKAGE} query {name!r} cannot be shared: {exc}; "
+                "write it in each backend's queries/ instead"
+            ) from exc
     return queries
 
 

@@ -157,7 +157,7 @@ class PostgresStorage:
     def __init__(self, settings: Settings) -> None:
         database = settings.database
         self.display_url = database.display
-        self._queries = load_queries(_PACKAGE)
+        self._queries = load_queries(_PACKAGE, "pyformat")
         self._migrations = load_migrations(_PACKAGE)
         self._bootstrap = resources.files(_PACKAGE).joinpath("bootstrap.sql").read_text("utf-8")
         timeout = max(2, math.ceil(settings.pg_connect_timeout_s))

@@ -132,7 +132,7 @@ class SQLiteStorage:
         self.path = database.sqlite_path
         self.display_url = database.display
         self._settings = settings
-        self._queries = load_queries(_PACKAGE)
+        self._queries = load_queries(_PACKAGE, "named")
         self._migrations = load_migrations(_PACKAGE)
         if not self.path.exists():
             if not create:

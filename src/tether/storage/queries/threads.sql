@@ -1,4 +1,5 @@
--- Named queries of conversation threads (SQLite). Parameters use :name.
+-- Named queries of conversation threads, the same on SQLite and PostgreSQL.
+-- Parameters use :name; the PostgreSQL backend reads them as %(name)s.
 
 -- name: insert_thread
 INSERT INTO threads (tenant_id, thread_id, user_id, title, created_at, created_by, updated_at,

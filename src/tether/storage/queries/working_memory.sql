@@ -1,4 +1,5 @@
--- Named queries of working memory (SQLite). Parameters use :name.
+-- Named queries of working memory, the same on SQLite and PostgreSQL.
+-- Parameters use :name; the PostgreSQL backend reads them as %(name)s.
 -- An entry whose expires_at is at or before :now is expired: reads never return it.
 
 -- name: upsert_working_entry

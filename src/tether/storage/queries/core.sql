@@ -1,0 +1,49 @@
+-- Named queries of tenants, principals, the audit log and metadata, the same on SQLite
+-- and PostgreSQL.
+-- Parameters use :name; the PostgreSQL backend reads them as %(name)s.
+-- Every query on a tenant's data filters on tenant_id.
+
+-- name: insert_tenant
+INSERT INTO tenants (tenant_id, name, created_at, created_by)
+VALUES (:tenant_id, :name, :created_at, :created_by);
+
+-- name: get_tenant
+SELECT * FROM tenants WHERE tenant_id = :tenant_id;
+
+-- name: list_tenants
+SELECT * FROM tenants ORDER BY tenant_id;
+
+-- name: set_audit_head
+UPDATE tenants SET audit_seq = :seq, audit_head = :head WHERE tenant_id = :tenant_id;
+
+-- name: insert_audit_entry
+INSERT INTO audit_log (tenant_id, seq, entry_id, at, actor_id, action, target, details,
+                       subjects, prev_hash, entry_hash)
+VALUES (:tenant_id, :seq, :entry_id, :at, :actor_id, :action, :target, :details,
+        :subjects, :prev_hash, :entry_hash);
+
+-- name: list_audit_entries
+SELECT * FROM audit_log
+WHERE tenant_id = :tenant_id AND seq > :after_seq
+ORDER BY seq
+LIMIT :limit;
+
+-- name: upsert_principal
+INSERT INTO principals (tenant_id, principal_id, roles, created_at, created_by,
+                        updated_at, updated_by)
+VALUES (:tenant_id, :principal_id, :roles, :created_at, :created_by, :updated_at, :updated_by)
+ON CONFLICT (tenant_id, principal_id) DO UPDATE
+SET roles = excluded.roles, updated_at = excluded.updated_at, updated_by = excluded.updated_by;
+
+-- name: get_principal
+SELECT * FROM principals WHERE tenant_id = :tenant_id AND principal_id = :principal_id;
+
+-- name: list_principals
+SELECT * FROM principals WHERE tenant_id = :tenant_id ORDER BY principal_id;
+
+-- name: get_meta
+SELECT value FROM tether_meta WHERE key = :key;
+
+-- name: insert_meta
+INSERT INTO tether_meta (key, value) VALUES (:key, :value)
+ON CONFLICT (key) DO NOTHING;

@@ -1,0 +1,91 @@
+-- Named queries of the run engine, the same on SQLite and PostgreSQL.
+-- Parameters use :name; the PostgreSQL backend reads them as %(name)s.
+
+-- name: insert_run
+INSERT INTO runs (tenant_id, run_id, workflow, workflow_version, status, current_node,
+                  state_version, checkpoint_seq, full_seq, delta_bytes, full_bytes, event_seq, version,
+                  lease_owner, lease_expires_at, attempt, steps, max_steps, deadline,
+                  resume_at, wait_id, cancel_requested, error, visits, created_at,
+                  created_by, updated_at, updated_by)
+VALUES (:tenant_id, :run_id, :workflow, :workflow_version, :status, :current_node,
+        :state_version, :checkpoint_seq, :full_seq, :delta_bytes, :full_bytes,
+        :event_seq, :version,
+        :lease_owner, :lease_expires_at, :attempt, :steps, :max_steps, :deadline,
+        :resume_at, :wait_id, :cancel_requested, :error, :visits, :created_at,
+        :created_by, :updated_at, :updated_by);
+
+-- name: get_run
+SELECT * FROM runs WHERE tenant_id = :tenant_id AND run_id = :run_id;
+
+-- name: insert_checkpoint
+INSERT INTO run_checkpoints (tenant_id, run_id, seq, node, next_node, kind, payload,
+                             state_version, created_at)
+VALUES (:tenant_id, :run_id, :seq, :node, :next_node, :kind, :payload, :state_version,
+        :created_at);
+
+-- name: list_checkpoints
+SELECT * FROM run_checkpoints
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND seq >= :from_seq
+ORDER BY seq;
+
+-- name: upsert_journal_entry
+INSERT INTO run_journal (tenant_id, run_id, node, visit, position, name, kind,
+                         idempotency_key, status, request_digest, result, error, retry_safe,
+                         started_at, finished_at, duration_ms, tokens_in, tokens_out,
+                         cost_usd, wait_id)
+VALUES (:tenant_id, :run_id, :node, :visit, :position, :name, :kind, :idempotency_key,
+        :status, :request_digest, :result, :error, :retry_safe, :started_at, :finished_at,
+        :duration_ms, :tokens_in, :tokens_out, :cost_usd, :wait_id)
+ON CONFLICT (tenant_id, run_id, node, visit, position) DO UPDATE
+SET name = excluded.name, kind = excluded.kind, idempotency_key = excluded.idempotency_key,
+    status = excluded.status, request_digest = excluded.request_digest,
+    result = excluded.result, error = excluded.error, retry_safe = excluded.retry_safe,
+    started_at = excluded.started_at, finished_at = excluded.finished_at,
+    duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
+    tokens_out = excluded.tokens_out, cost_usd = excluded.cost_usd,
+    wait_id = excluded.wait_id;
+
+-- name: list_journal_visit
+SELECT * FROM run_journal
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND node = :node AND visit = :visit
+ORDER BY position;
+
+-- name: list_journal
+SELECT * FROM run_journal
+WHERE tenant_id = :tenant_id AND run_id = :run_id
+ORDER BY started_at, node, visit, position;
+
+-- name: insert_wait
+INSERT INTO run_waits (tenant_id, wait_id, run_id, node, visit, position, kind, reason,
+                       status, message, request, action_digest, approver_role,
+                       requested_by, resume_at, expires_at, created_at, resolved_at,
+                       resolved_by, resolution)
+VALUES (:tenant_id, :wait_id, :run_id, :node, :visit, :position, :kind, :reason, :status,
+        :message, :request, :action_digest, :approver_role, :requested_by, :resume_at,
+        :expires_at, :created_at, :resolved_at, :resolved_by, :resolution);
+
+-- name: get_wait
+SELECT * FROM run_waits WHERE tenant_id = :tenant_id AND wait_id = :wait_id;
+
+-- name: find_expired_waits
+SELECT tenant_id, wait_id FROM run_waits
+WHERE status = 'open' AND expires_at IS NOT NULL AND expires_at <= :now
+ORDER BY expires_at
+LIMIT :limit;
+
+-- name: resolve_wait
+UPDATE run_waits
+SET status = :status, resolved_at = :resolved_at, resolved_by = :resolved_by,
+    resolution = :resolution
+WHERE tenant_id = :tenant_id AND wait_id = :wait_id AND status = 'open'
+RETURNING wait_id;
+
+-- name: insert_event
+INSERT INTO run_events (tenant_id, run_id, seq, at, type, node, duration_ms, data)
+VALUES (:tenant_id, :run_id, :seq, :at, :type, :node, :duration_ms, :data);
+
+-- name: list_events
+SELECT * FROM run_events
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND seq > :after_seq
+ORDER BY seq
+LIMIT :limit;
