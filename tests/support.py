@@ -166,12 +166,13 @@ class PostgresServer:
         """Drop what runs killed before their cleanup left behind (an hour old, unused).
 
         A run that is still going is never touched: its databases are younger than
-        ``STALE_AFTER`` or in use, and its role shares a prefix with its databases.
+        ``STALE_AFTER`` or in use, and its role shares a prefix with its databases. A
+        database another run drops meanwhile has no file to stat (``missing_ok``): skipped.
         """
         stale = self.execute(
             "SELECT d.datname FROM pg_database d "
             "WHERE d.datname LIKE 'tether\\_t\\_%%' "
-            "AND (pg_stat_file('base/' || d.oid || '/PG_VERSION')).modification "
+            "AND (pg_stat_file('base/' || d.oid || '/PG_VERSION', true)).modification "
             "    < now() - %s::interval "
             "AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)",
             (self.STALE_AFTER,),
