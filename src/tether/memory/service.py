@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tether import canonical
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource
@@ -37,7 +37,7 @@ from tether.threads.subject import erase_user_threads_txn, export_user_threads_t
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
-    from tether.working import WorkingMemory
+    from tether.working.service import WorkingMemory
 
 
 class Memory:
