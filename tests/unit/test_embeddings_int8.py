@@ -19,16 +19,15 @@ from tests.conftest import running_in_ci
 from tether.errors import ConfigError, IntegrityViolation
 from tether.memory.embeddings import (
     EMBEDDER_ENV,
-    INT8_COMPUTE_VERSION,
     MINILM_DIM,
     MODEL_SHA256,
     TOKENIZER_ENV,
     MiniLMEmbedder,
-    int8_compute_graph,
     load_default_embedder,
     probe_default_embedder,
     read_verified,
 )
+from tether.memory.onnx_int8 import INT8_COMPUTE_VERSION, int8_compute_graph
 
 if importlib.util.find_spec("numpy") is not None:
     import numpy as np

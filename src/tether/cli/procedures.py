@@ -22,8 +22,7 @@ from tether.cli._common import (
 from tether.clock import format_timestamp
 from tether.errors import ProcedureInvalid
 from tether.principals import Role
-from tether.procedures import Procedures
-from tether.procedures.service import render
+from tether.procedures.service import Procedures, render
 
 procedures_app = typer.Typer(
     help="Skills and policies as versioned YAML files, enforced before effects.",

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from tether import canonical
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.ids import IdSource
 from tether.memory.models import (

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import canonical
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import IntegrityViolation, InvalidInput, ProcedureInvalid
 from tether.principals import SYSTEM_ACTOR, Principal, Role

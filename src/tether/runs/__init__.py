@@ -7,9 +7,9 @@ works without importing the engine into every module that needs a run's row type
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from tether._exports import lazy_exports
 from tether.runs.models import (
     END,
     ApprovalDecision,
@@ -47,7 +47,7 @@ __all__ = [
     "WorkflowRegistry",
 ]
 
-_LAZY = {
+_EXPORTS = {
     "NOT_APPLIED": "tether.runs.context",
     "RunContext": "tether.runs.context",
     "Executor": "tether.runs.engine",
@@ -57,15 +57,4 @@ _LAZY = {
     "WorkflowRegistry": "tether.runs.workflow",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -1,36 +1,35 @@
-"""Working memory: session-scoped key/value state with a time to live (``app.working``)."""
+"""Working memory: session-scoped key/value state with a time to live (``app.working``).
+
+Public names load their submodule on first use (see :mod:`tether._exports`). The Redis
+store is not among them: it needs the ``redis`` extra, and :func:`open_working` picks it
+when ``TETHER_REDIS_URL`` is set.
+"""
 
 from __future__ import annotations
 
-from tether.clock import Clock
-from tether.config import Settings
-from tether.errors import ConfigError
-from tether.storage.base import Storage
-from tether.working.service import WorkingEntry, WorkingMemory, WorkingStore
-from tether.working.sql import SqlWorkingStore
+from typing import TYPE_CHECKING
 
-__all__ = ["SqlWorkingStore", "WorkingEntry", "WorkingMemory", "WorkingStore", "open_working"]
+from tether._exports import lazy_exports
 
+if TYPE_CHECKING:
+    from tether.working.open import open_working
+    from tether.working.service import WorkingEntry, WorkingMemory, WorkingStore
+    from tether.working.sql import SqlWorkingStore
 
-def open_working(settings: Settings, storage: Storage, clock: Clock) -> WorkingMemory:
-    """Working memory on Redis when ``TETHER_REDIS_URL`` is set, else in ``storage``.
+_EXPORTS = {
+    "WorkingEntry": "tether.working.service",
+    "WorkingMemory": "tether.working.service",
+    "WorkingStore": "tether.working.service",
+    "SqlWorkingStore": "tether.working.sql",
+    "open_working": "tether.working.open",
+}
 
-    Raises:
-        ConfigError: Redis is configured but the ``redis`` extra is not installed.
-    """
-    if settings.redis_url is None:
-        return WorkingMemory(SqlWorkingStore(storage, clock), clock)
-    try:
-        from tether.working.redis_store import RedisWorkingStore
-    except ImportError as exc:
-        raise ConfigError(
-            "TETHER_REDIS_URL is set but the redis package is not installed: "
-            "pip install 'tether[redis]'"
-        ) from exc
-    try:
-        store = RedisWorkingStore.from_url(
-            settings.redis_url.get_secret_value().strip(), clock, prefix=settings.redis_prefix
-        )
-    except ValueError as exc:
-        raise ConfigError(f"TETHER_REDIS_URL is not a valid Redis URL: {exc}") from None
-    return WorkingMemory(store, clock)
+__all__ = [
+    "SqlWorkingStore",
+    "WorkingEntry",
+    "WorkingMemory",
+    "WorkingStore",
+    "open_working",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
