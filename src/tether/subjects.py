@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.ids import IdSource
 from tether.memory.subject import (
@@ -22,7 +22,7 @@ from tether.memory.subject import (
 from tether.principals import Principal, Role
 from tether.storage.base import Storage
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
-from tether.working import WorkingMemory
+from tether.working.service import WorkingMemory
 
 
 class Subjects:

@@ -200,3 +200,33 @@ def test_the_architecture_page_names_only_what_exists() -> None:
     assert {"src/tether/app.py", "cli/", "storage/base.py", "tether.memory"} <= names
     missing = sorted(name for name in names if not exists(name))
     assert not missing, f"docs/architecture.md names what src/tether does not have: {missing}"
+
+
+def own_names(path: Path) -> set[str]:
+    """Names a module defines itself at top level (not imports)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_modules_inside_the_package_import_from_the_defining_module() -> None:
+    """The public lists are for users: a module of ``src/tether`` that imports a name
+    through a package ``__init__`` that only re-exports it depends on everything that
+    list names."""
+    packages = {module: path for module, path in MODULES.items() if path.name == "__init__.py"}
+    offenders = []
+    for module, path in MODULES.items():
+        if path.name == "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom) or node.level or node.module not in packages:
+                continue
+            defined = own_names(packages[node.module])
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" not in MODULES and alias.name not in defined:
+                    offenders.append(f"{module}: from {node.module} import {alias.name}")
+    assert not offenders, "import these from their defining module:\n" + "\n".join(offenders)

@@ -35,9 +35,9 @@ from tether.threads.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from tether.memory.service import Memory
-    from tether.procedures import Procedures
-    from tether.runs import Runs
+    from tether.procedures.service import Procedures
     from tether.runs.models import Run
+    from tether.runs.service import Runs
     from tether.threads.service import Threads
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tether import canonical
-from tether.audit import AuditLog
+from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
