@@ -13,7 +13,8 @@ from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, UnknownTenant
 from tether.ids import check_name
 from tether.principals import SYSTEM_ACTOR, Principal, Role, parse_roles
-from tether.storage.base import PrincipalRow, Storage, TenantRow, Transaction
+from tether.storage.base import PrincipalRow, Storage, TenantRow
+from tether.storage.stores import CoreStore
 
 RESERVED_PREFIX = "_"
 """Ids of tenants Tether keeps for itself start with this; no created tenant's id can."""
@@ -182,7 +183,7 @@ class TenantDirectory:
 
     def _grant_txn(
         self,
-        txn: Transaction,
+        txn: CoreStore,
         tenant_id: str,
         principal_id: str,
         roles: frozenset[Role],

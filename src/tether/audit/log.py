@@ -17,7 +17,8 @@ from tether.clock import Clock
 from tether.errors import InvalidInput, UnknownTenant
 from tether.ids import IdSource
 from tether.principals import Principal
-from tether.storage.base import AuditRow, Storage, Transaction, iter_audit_entries
+from tether.storage.base import AuditRow, Storage, iter_audit_entries
+from tether.storage.stores import CoreStore
 
 _ACTION = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 
@@ -79,7 +80,7 @@ class AuditLog:
 
     def record_txn(
         self,
-        txn: Transaction,
+        txn: CoreStore,
         *,
         tenant_id: str,
         actor_id: str,
@@ -121,7 +122,7 @@ class AuditLog:
 
     def record_by_txn(
         self,
-        txn: Transaction,
+        txn: CoreStore,
         principal: Principal,
         *,
         action: str,

@@ -42,7 +42,8 @@ from tether.memory.vectors import (
     store_vectors_txn,
 )
 from tether.principals import Principal
-from tether.storage.base import MemoryDecisionRow, Storage, Transaction
+from tether.storage.base import MemoryDecisionRow, Storage
+from tether.storage.stores import MemoryStore, RunStore
 from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ class _ChunkWriter:
     def __init__(
         self,
         ingest: Ingest,
-        txn: Transaction,
+        txn: MemoryStore,
         tenant: str,
         principal: Principal,
         config: PolicyConfig,
@@ -340,7 +341,7 @@ class _ChunkWriter:
 
 
 def near_duplicate_txn(
-    txn: Transaction, tenant: str, proposal: MemoryProposal, text: str, threshold: float
+    txn: MemoryStore, tenant: str, proposal: MemoryProposal, text: str, threshold: float
 ) -> MemoryRecord | None:
     """An active memory of the proposal's scope and kind whose content words overlap
     ``text``'s by ``threshold`` (Jaccard) or more.
@@ -412,7 +413,7 @@ def global_actor(principal: Principal) -> str:
     return f"{principal.tenant_id}/{principal.principal_id}"
 
 
-def _effect_recorded(txn: Transaction, tenant: str, key: str) -> bool:
+def _effect_recorded(txn: RunStore, tenant: str, key: str) -> bool:
     parts = key.split(":")
     if len(parts) < 5:
         return False

@@ -263,9 +263,8 @@ def _rank(
     ``filtered`` by reason), best first, ties by memory id.
 
     Use (how often recall returned a memory) weighs least: recall itself feeds it, so a
-    larger weight lets what was returned before crowd out what a new question needs (at
-    0.05 it cost 0.012 of LoCoMo recall_any@10 within one run of questions; at 0.02,
-    0.006; bench/README.md).
+    larger weight lets what was returned before crowd out what a new question needs (the
+    measured cost of each weight is in bench/README.md).
     """
     ranked: list[tuple[float, MemoryCandidate, dict[str, float | str]]] = []
     for candidate in candidates:

@@ -32,7 +32,8 @@ from tether.memory.recall import Recall, RecallResult
 from tether.memory.text import scope_key
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
 from tether.principals import Principal, Role
-from tether.storage.base import Storage, Transaction
+from tether.storage.base import Storage
+from tether.storage.stores import CoreStore, MemoryStore
 from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
@@ -453,14 +454,14 @@ class Memory:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _get_txn(self, txn: Transaction, principal: Principal, memory_id: str) -> MemoryRecord:
+    def _get_txn(self, txn: MemoryStore, principal: Principal, memory_id: str) -> MemoryRecord:
         record = txn.get_memory(principal.tenant_id, memory_id)
         if record is None:
             raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
         return record
 
     def _audit_txn(
-        self, txn: Transaction, principal: Principal, action: str, record: MemoryRecord
+        self, txn: CoreStore, principal: Principal, action: str, record: MemoryRecord
     ) -> None:
         self._audit.record_by_txn(
             txn,

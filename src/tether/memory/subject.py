@@ -12,11 +12,11 @@ from typing import Any
 from tether import canonical
 from tether.errors import Conflict
 from tether.memory.text import scope_key
-from tether.storage.base import Transaction
+from tether.storage.stores import MemoryStore
 
 
 def export_subject_memories_txn(
-    txn: Transaction, tenant_id: str, subject_id: str
+    txn: MemoryStore, tenant_id: str, subject_id: str
 ) -> list[dict[str, Any]]:
     """Every memory about the subject (user scope and subject lists, any status),
     JSON-ready."""
@@ -25,7 +25,7 @@ def export_subject_memories_txn(
 
 
 def erase_subject_memories_txn(
-    txn: Transaction, tenant_id: str, subject_id: str, subject_hash: str
+    txn: MemoryStore, tenant_id: str, subject_id: str, subject_hash: str
 ) -> int:
     """Delete every memory about the subject with its index entries, vectors and history,
     and the decision-log entries about them; returns how many memories went.
@@ -50,7 +50,7 @@ def erase_subject_memories_txn(
 
 
 def insert_tombstone_txn(
-    txn: Transaction,
+    txn: MemoryStore,
     tenant_id: str,
     *,
     tombstone_id: str,

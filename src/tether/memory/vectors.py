@@ -4,13 +4,13 @@ A memory has one vector for its whole text and, when it has several sentences, o
 sentence (:func:`embed_memories`): the sentence's own embedding plus the whole text's,
 normalised, so a sentence is read in its memory's context. A memory scores the best
 cosine of its vectors, so a long memory is found by the sentence a question is about
-(on LoCoMo dev, vector-only recall_any@10 0.561 to 0.600, hybrid 0.726 to 0.739).
+(the measured gain is in bench/README.md).
 
 A scope's vectors are read once into one contiguous float32 matrix and kept until a write
 of this process changes them: the batch API appends its new rows, other writes drop the
 scopes they touched. Scores are exact cosines (vectors are stored L2-normalised), computed
 with numpy's ``einsum`` loop, which streams a row-major float32 matrix at memory bandwidth
-(where BLAS ``gemv`` was 2-3x slower here); large matrices are split across worker
+(BLAS ``gemv`` measured slower on this shape); large matrices are split across worker
 threads, each taking a block of rows, since the product releases the GIL.
 """
 
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from tether.memory.models import MemoryRecord
 from tether.memory.text import scope_key, sentences
+from tether.storage.stores import MemoryStore
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
-    from tether.storage.base import Transaction
 
 PARALLEL_VECTOR_ROWS = 10_000
 """From this many rows up, the product runs on the worker threads (a block of rows each)
@@ -88,7 +88,7 @@ class ScopeVectors:
         self._workers_pid = 0
 
     def matrix_txn(
-        self, txn: Transaction, tenant: str, embedder_id: str, keys: Sequence[str]
+        self, txn: MemoryStore, tenant: str, embedder_id: str, keys: Sequence[str]
     ) -> ScopeMatrix:
         """The vectors of ``keys`` (scope keys of ``tenant``) under ``embedder_id``."""
         import numpy as np
@@ -230,7 +230,7 @@ Stored = dict[str, tuple[list[str], list[Any]]]
 
 
 def store_vectors_txn(
-    txn: Transaction,
+    txn: MemoryStore,
     tenant: str,
     embedder: Embedder,
     memories: Sequence[tuple[MemoryRecord, list[Any]]],

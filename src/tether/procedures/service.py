@@ -22,7 +22,8 @@ from tether.errors import IntegrityViolation, InvalidInput, ProcedureInvalid
 from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.procedures.loader import ProcedureSet, from_documents, load_dir, signature
 from tether.procedures.models import Outcome, Policy, Skill
-from tether.storage.base import ProcedureVersionRow, Storage, Transaction
+from tether.storage.base import ProcedureVersionRow, Storage
+from tether.storage.stores import ProcedureStore
 
 log = logging.getLogger("tether.procedures")
 
@@ -187,12 +188,12 @@ class Procedures:
         with self._storage.transaction(tenant_id, write=False) as txn:
             return txn.list_procedure_versions(tenant_id, limit=limit)
 
-    def in_force_txn(self, txn: Transaction, tenant_id: str) -> ProcedureSet | None:
+    def in_force_txn(self, txn: ProcedureStore, tenant_id: str) -> ProcedureSet | None:
         """The set in force, read inside ``txn`` (one indexed read; documents cached)."""
         pointer = txn.get_current_procedures(tenant_id)
         return None if pointer is None else self.version_txn(txn, tenant_id, pointer[0])
 
-    def version_txn(self, txn: Transaction, tenant_id: str, version: str) -> ProcedureSet:
+    def version_txn(self, txn: ProcedureStore, tenant_id: str, version: str) -> ProcedureSet:
         with self._lock:
             cached = self._cache.get((tenant_id, version))
         if cached is not None:
@@ -281,7 +282,7 @@ class ProcedureGate:
         self._parsed: ProcedureSet | str | None = None
         self._reported: set[tuple[str, str]] = set()
 
-    def in_force_txn(self, txn: Transaction, tenant_id: str) -> ProcedureSet | None:
+    def in_force_txn(self, txn: ProcedureStore, tenant_id: str) -> ProcedureSet | None:
         return self.procedures.in_force_txn(txn, tenant_id)
 
     def sync(

@@ -39,7 +39,8 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.runs.signals import EventSpec
-from tether.storage.base import StepWrite, Storage, Transaction
+from tether.storage.base import StepWrite, Storage
+from tether.storage.stores import RunStore
 
 if TYPE_CHECKING:
     from tether.procedures.loader import ProcedureSet
@@ -48,7 +49,7 @@ FaultHook = Callable[[str, str], None]
 """``hook(point, key)`` called at each persistence boundary; tests raise from it to crash."""
 
 
-def load_state_dict(txn: Transaction, run: Run) -> tuple[dict[str, Any], int]:
+def load_state_dict(txn: RunStore, run: Run) -> tuple[dict[str, Any], int]:
     """Rebuild a run's state from its last full snapshot and the deltas after it."""
     checkpoints = txn.list_checkpoints(run.tenant_id, run.run_id, from_seq=run.full_seq)
     state: dict[str, Any] = {}

@@ -17,7 +17,7 @@ import random
 import socket
 import time
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
@@ -45,10 +45,16 @@ from tether.runs.models import (
 from tether.runs.policy_gate import PolicyGate
 from tether.runs.signals import Blocked, EventSpec, Suspend
 from tether.runs.workflow import Node, Workflow, WorkflowRegistry
-from tether.storage.base import Storage, Transaction
+from tether.storage.base import Storage
+from tether.storage.stores import ProcedureStore, RunStore
 
 if TYPE_CHECKING:
     from tether.procedures.service import ProcedureGate
+
+
+class _ClaimStore(RunStore, ProcedureStore, Protocol):
+    """A claim leases the run and reads the procedures in force for its tenant."""
+
 
 log = logging.getLogger("tether.runs")
 
@@ -113,7 +119,7 @@ class Executor:
         return None if claim is None else self._drive(claim)
 
     def _claim_txn(
-        self, txn: Transaction, tenant_id: str, run_id: str, now: datetime
+        self, txn: _ClaimStore, tenant_id: str, run_id: str, now: datetime
     ) -> Claim | None:
         """Claim the run and read what its claim holds, or ``None`` if it is not
         runnable (or runs a workflow not registered here)."""

@@ -34,7 +34,8 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.runs.workflow import Workflow
-from tether.storage.base import Storage, Transaction
+from tether.storage.base import Storage
+from tether.storage.stores import RunStore
 
 
 class Runs:
@@ -374,21 +375,21 @@ class Runs:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _get_txn(self, txn: Transaction, tenant_id: str, run_id: str) -> Run:
+    def _get_txn(self, txn: RunStore, tenant_id: str, run_id: str) -> Run:
         parse_id(run_id, what="run id")
         run = txn.get_run(tenant_id, run_id)
         if run is None:
             raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
         return run
 
-    def _wait_txn(self, txn: Transaction, tenant_id: str, wait_id: str) -> Wait:
+    def _wait_txn(self, txn: RunStore, tenant_id: str, wait_id: str) -> Wait:
         parse_id(wait_id, what="wait id")
         wait = txn.get_wait(tenant_id, wait_id)
         if wait is None:
             raise NotFound(f"no interrupt or approval {wait_id} in tenant {tenant_id!r}")
         return wait
 
-    def _open_wait_txn(self, txn: Transaction, principal: Principal, wait_id: str) -> Wait:
+    def _open_wait_txn(self, txn: RunStore, principal: Principal, wait_id: str) -> Wait:
         wait = self._wait_txn(txn, principal.tenant_id, wait_id)
         if wait.status is not WaitStatus.OPEN:
             raise Conflict(f"{wait_id} is already {wait.status.value}; nothing to decide")
@@ -401,7 +402,7 @@ class Runs:
 
     def _resolve_txn(
         self,
-        txn: Transaction,
+        txn: RunStore,
         principal: Principal,
         wait: Wait,
         status: WaitStatus,
@@ -444,7 +445,7 @@ class Runs:
 
     def _transition_txn(
         self,
-        txn: Transaction,
+        txn: RunStore,
         principal: Principal,
         run: Run,
         status: RunStatus,

@@ -20,7 +20,8 @@ from tether.config import Settings
 from tether.errors import InvalidInput, NotFound
 from tether.ids import IdSource
 from tether.principals import Principal, Role
-from tether.storage.base import Storage, Transaction
+from tether.storage.base import Storage
+from tether.storage.stores import ThreadStore
 from tether.threads.models import NewTurn, Summary, Thread, ThreadTail, Turn, TurnKind
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn, is_held
 
@@ -431,7 +432,7 @@ class Threads:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _get_txn(self, txn: Transaction, tenant_id: str, thread_id: str) -> Thread:
+    def _get_txn(self, txn: ThreadStore, tenant_id: str, thread_id: str) -> Thread:
         thread = txn.get_thread(tenant_id, thread_id)
         if thread is None:
             raise NotFound(f"no thread {thread_id} in tenant {tenant_id!r}")

@@ -6,16 +6,21 @@ are exported and erased with their memories, in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from tether.errors import Conflict
-from tether.storage.base import Transaction
+from tether.storage.stores import MemoryStore, ThreadStore
 from tether.threads.models import Thread
+
+
+class _ThreadEraseStore(ThreadStore, MemoryStore, Protocol):
+    """Erasing a user's threads deletes them and first checks memory's legal holds."""
+
 
 _PAGE = 5000
 
 
-def export_user_threads_txn(txn: Transaction, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
+def export_user_threads_txn(txn: ThreadStore, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
     """Every thread of ``user_id`` with its turns and summaries, JSON-ready."""
     exported = []
     for thread in txn.list_threads(tenant_id, user_id=user_id, limit=1_000_000):
@@ -46,7 +51,7 @@ def is_held(thread: Thread, holds: set[tuple[str, str]]) -> bool:
 
 
 def erase_user_threads_txn(
-    txn: Transaction, tenant_id: str, user_id: str
+    txn: _ThreadEraseStore, tenant_id: str, user_id: str
 ) -> tuple[dict[str, int], list[str]]:
     """Delete every thread of ``user_id`` with its turns and summaries.
 
