@@ -26,9 +26,9 @@ from typing import Any
 
 from bench._harness import median_ms, p95_ms
 from tether import FakeClock, Tether, load_settings
-from tether.context.models import ContextOptions
-from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
-from tether.threads.models import NewTurn, TurnKind, TurnRole
+from tether.context import ContextOptions
+from tether.memory import MemoryKind, MemoryProposal, Scope, SourceType
+from tether.threads import NewTurn, TurnKind, TurnRole
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_MS = 50.0

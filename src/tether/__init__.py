@@ -29,6 +29,8 @@ if TYPE_CHECKING:
         NotFound,
         PermissionDenied,
         StorageError,
+        StorageUnavailable,
+        SummarizerFailed,
         TetherError,
         WorkflowChanged,
     )
@@ -80,6 +82,8 @@ _EXPORTS = {
     "NotFound": "tether.errors",
     "PermissionDenied": "tether.errors",
     "StorageError": "tether.errors",
+    "StorageUnavailable": "tether.errors",
+    "SummarizerFailed": "tether.errors",
     "WorkflowChanged": "tether.errors",
 }
 
@@ -113,6 +117,8 @@ __all__ = [
     "Settings",
     "SourceType",
     "StorageError",
+    "StorageUnavailable",
+    "SummarizerFailed",
     "SystemClock",
     "Tether",
     "TetherError",

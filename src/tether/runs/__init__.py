@@ -25,6 +25,7 @@ from tether.runs.models import (
 if TYPE_CHECKING:
     from tether.runs.context import NOT_APPLIED, RunContext
     from tether.runs.engine import Executor
+    from tether.runs.handoff import HandoffDocument
     from tether.runs.service import Runs
     from tether.runs.workflow import RetryPolicy, Workflow, WorkflowRegistry
 
@@ -33,6 +34,7 @@ __all__ = [
     "NOT_APPLIED",
     "ApprovalDecision",
     "Executor",
+    "HandoffDocument",
     "InterruptReason",
     "RetryPolicy",
     "Risk",
@@ -51,6 +53,7 @@ _EXPORTS = {
     "NOT_APPLIED": "tether.runs.context",
     "RunContext": "tether.runs.context",
     "Executor": "tether.runs.engine",
+    "HandoffDocument": "tether.runs.handoff",
     "Runs": "tether.runs.service",
     "RetryPolicy": "tether.runs.workflow",
     "Workflow": "tether.runs.workflow",

@@ -13,17 +13,26 @@ from tether.threads.models import NewTurn, Summary, Thread, Turn, TurnKind, Turn
 
 if TYPE_CHECKING:
     from tether.threads.service import Threads
-    from tether.threads.summarize import ExtractiveSummarizer, Summarizer
-    from tether.threads.tokens import TokenCounter
+    from tether.threads.summarize import (
+        ChatCompletionsSummarizer,
+        ExtractiveSummarizer,
+        Summarizer,
+    )
+    from tether.threads.tokens import ApproximateCounter, TokenCounter, WordPieceCounter
 
 _EXPORTS = {
     "Threads": "tether.threads.service",
+    "ChatCompletionsSummarizer": "tether.threads.summarize",
     "ExtractiveSummarizer": "tether.threads.summarize",
     "Summarizer": "tether.threads.summarize",
+    "ApproximateCounter": "tether.threads.tokens",
     "TokenCounter": "tether.threads.tokens",
+    "WordPieceCounter": "tether.threads.tokens",
 }
 
 __all__ = [
+    "ApproximateCounter",
+    "ChatCompletionsSummarizer",
     "ExtractiveSummarizer",
     "NewTurn",
     "Summarizer",
@@ -34,6 +43,7 @@ __all__ = [
     "Turn",
     "TurnKind",
     "TurnRole",
+    "WordPieceCounter",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
