@@ -157,11 +157,13 @@ def number(
 
 
 def identifier(field: str, value: Any) -> None:
-    """An id or key: text of at most :data:`MAX_ID` characters (``None`` where allowed)."""
+    """An id: 1 to :data:`MAX_ID` characters, not blank (``None`` where allowed)."""
     if value is None:
         return
     if not isinstance(value, str):
         raise InvalidInput(f"{field} must be text, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(f"{field} is empty: give an id")
     check_text(field, value, max_chars=MAX_ID)
 
 
@@ -176,6 +178,37 @@ def one_of(kind: type[enum.Enum], *, optional: bool = True) -> Rule:
         except (ValueError, TypeError):
             valid = ", ".join(str(member.value) for member in kind)
             raise InvalidInput(f"{field} {value!r} is not one of: {valid}") from None
+
+    return rule
+
+
+def each_of(kind: type[enum.Enum]) -> Rule:
+    """A sequence (or ``None``) whose every item is a member of ``kind`` or its value."""
+    member = one_of(kind, optional=False)
+
+    def rule(field: str, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise InvalidInput(f"{field} must be a list, not {type(value).__name__}")
+        for index, item in enumerate(value):
+            member(f"{field}[{index}]", item)
+
+    return rule
+
+
+def pairs_of(kind: type[enum.Enum]) -> Rule:
+    """A sequence of ``(member of kind, id)`` pairs, e.g. memory scopes."""
+    member = one_of(kind, optional=False)
+
+    def rule(field: str, value: Any) -> None:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise InvalidInput(f"{field} must be a list of (kind, id) pairs")
+        for index, item in enumerate(value):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise InvalidInput(f"{field}[{index}] must be a (kind, id) pair")
+            member(f"{field}[{index}]", item[0])
+            identifier(f"{field}[{index}]", item[1])
 
     return rule
 

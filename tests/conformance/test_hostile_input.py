@@ -166,6 +166,14 @@ def test_limits_durations_and_statuses_are_checked(
         lambda: app.memory.recall(olga, "x", [(Scope.USER, "u-1")], min_confidence=2.0),
         field="min_confidence",
     )
+    refuses(backend, lambda: app.memory.recall(olga, "x", [("bogus", "u-1")]), field="scopes")
+    refuses(
+        backend,
+        lambda: app.memory.recall(olga, "x", [(Scope.USER, "u-1")], kinds=["bogus"]),  # type: ignore[list-item]
+        field="kinds",
+    )
+    refuses(backend, lambda: app.subjects.erase(cast["alice"], " "), field="user_id")
+    refuses(backend, lambda: app.threads.create(olga, ""), field="user_id")
 
 
 def test_retention_with_a_negative_day_count_expires_nothing(

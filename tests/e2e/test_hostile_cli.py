@@ -324,6 +324,7 @@ def test_hostile_arguments_exit_3_without_a_traceback_and_change_nothing(seeded:
             ],
             ["threads", "create", "u-1", "--title", "t", "--retention-days", "-1", *AS],
             ["context", "build", seeded.thread_id, "--budget", "-5", *AS],
+            ["runs", "answer", "0", "--answer", "[" * 100_000, *AS],
         ],
     )
     for result in [*cases, *more]:

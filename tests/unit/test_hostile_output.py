@@ -144,3 +144,31 @@ def test_the_value_walk_names_the_field(value: object, fragment: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         check_value("value", value)
     assert fragment in caught.value.message
+
+
+ALIAS_BOMB = "a: &a ['x','x','x','x','x','x','x','x','x']\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        (ALIAS_BOMB, "aliases are not allowed"),
+        ("kind: " + "[" * 5000, "nested"),
+        ('kind: skill\nname: s\ndescription: "a\\0b"\nsteps: [x]\n', "NUL"),
+        (
+            "kind: skill\nname: s\ndescription: d\nsteps: [x]\nn: 99999999999999999999999\n",
+            "64 bits",
+        ),
+    ],
+    ids=["alias bomb", "deep nesting", "nul", "huge int"],
+)
+def test_a_hostile_procedure_file_is_refused_naming_the_file(
+    tmp_path: Path, text: str, detail: str
+) -> None:
+    (tmp_path / "hostile.yaml").write_text(text)
+    with pytest.raises(ProcedureInvalid) as caught:
+        load_dir(tmp_path)
+    assert caught.value.message.startswith("hostile.yaml: ")
+    assert detail in caught.value.message

@@ -40,7 +40,8 @@ def check(directory: Directory, json_mode: JsonOption = False) -> None:
 
     Exits 3 when a file is malformed (each problem names its file and field).
     """
-    report = Procedures.check_directory(directory)
+    with reporting(json_mode):
+        report = Procedures.check_directory(directory)
     if json_mode:
         print_json(
             {

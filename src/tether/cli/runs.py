@@ -197,6 +197,8 @@ def answer(
             parsed: Any = json.loads(value)
         except json.JSONDecodeError:
             parsed = value
+        except RecursionError:
+            raise InvalidInput("--answer is nested too deeply") from None
         run = app.runs.answer(acting(app, tenant, actor), wait_id, parsed)
         console.print(f"run {run.run_id}: {run.status.value}")
 

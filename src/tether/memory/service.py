@@ -35,7 +35,7 @@ from tether.principals import Principal, Role
 from tether.storage.base import Storage
 from tether.storage.stores import CoreStore, MemoryStore
 from tether.tenants import GLOBAL_TENANT
-from tether.validation import guarded, one_of, rules
+from tether.validation import each_of, guarded, one_of, pairs_of, rules
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
@@ -434,6 +434,7 @@ class Memory:
                 principal.tenant_id, record.scope.value, record.scope_id, record.fact_key
             )
 
+    @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(
         self,
         principal: Principal,
