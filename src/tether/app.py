@@ -61,11 +61,18 @@ class Tether:
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
         self.procedures = Procedures(storage, self.clock, self.audit)
-        self.threads = Threads(storage, self.clock, self.ids, self.audit, settings=settings)
+        self.working: WorkingMemory = open_working(settings, storage, self.clock)
+        self.threads = Threads(
+            storage,
+            self.clock,
+            self.ids,
+            self.audit,
+            settings=settings,
+            erase_sessions=self.working.erase_sessions,
+        )
         self.context = Context(
             threads=self.threads, memory=self.memory, runs=self.runs, procedures=self.procedures
         )
-        self.working: WorkingMemory = open_working(settings, storage, self.clock)
         self.subjects = Subjects(storage, self.clock, self.ids, self.audit, working=self.working)
 
     def executor(

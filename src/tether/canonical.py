@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from tether.clock import format_timestamp
 from tether.errors import InvalidInput
+from tether.validation import check_value
 
 
 def _default(value: object) -> object:
@@ -40,29 +41,17 @@ def _default(value: object) -> object:
     )
 
 
-def _check_keys(value: Any) -> None:
-    """Refuse non-string dict keys: JSON would turn ``{1: x}`` into ``{"1": x}`` silently."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidInput(
-                    f"cannot store a mapping with a {type(key).__name__} key ({key!r}) as JSON: "
-                    "use string keys"
-                )
-            _check_keys(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_keys(item)
-
-
 def dumps(value: Any, *, trusted: bool = False) -> str:
     """Encode ``value`` as canonical JSON text.
 
     ``trusted`` skips the walk that refuses non-string keys, for values Tether built
     itself with string keys (model dumps in JSON mode, its own bookkeeping).
+    Untrusted values pass :func:`tether.validation.check_value` first: no NaN or
+    infinity, no lone surrogates or NUL, integers within 64 bits, string keys, bounded
+    nesting; so what one backend stores the other would store the same.
     """
     if not trusted:
-        _check_keys(value)
+        check_value("value", value)
     try:
         return json.dumps(
             value,

@@ -10,15 +10,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from tether.errors import ConfigError
+from tether.errors import ConfigError, InvalidInput
+from tether.redaction import redact, url_password, url_secrets
+from tether.validation import check_text
 
 DEFAULT_URL = "sqlite:///./tether.db"
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_UNENCODED = re.compile(r"[/#?@]|%(?![0-9A-Fa-f]{2})")
 
 
 @dataclass(frozen=True)
@@ -34,12 +37,7 @@ class DatabaseUrl:
         """The URL with any password replaced, safe to print and log."""
         if self.backend == "sqlite":
             return self.raw
-        parts = urlsplit(self.raw)
-        netloc = parts.netloc
-        if parts.password is not None:
-            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
-        return urlunsplit(parts._replace(netloc=netloc, query=query))
+        return redact(self.raw, url_secrets(self.raw))
 
 
 def parse_database_url(url: str) -> DatabaseUrl:
@@ -49,6 +47,10 @@ def parse_database_url(url: str) -> DatabaseUrl:
         ConfigError: the URL names no supported backend or no database.
     """
     url = url.strip()
+    try:
+        check_text("TETHER_URL", url, max_chars=4096)
+    except InvalidInput as exc:
+        raise ConfigError(exc.message) from None
     if url.startswith("sqlite://"):
         rest = url[len("sqlite://") :]
         if not rest.startswith("/") or len(rest) < 2:
@@ -64,17 +66,28 @@ def parse_database_url(url: str) -> DatabaseUrl:
             )
         return DatabaseUrl("sqlite", url, Path(path_text))
     if url.startswith(("postgresql://", "postgres://")):
+        password = url_password(url)
+        if password is not None and _UNENCODED.search(password):
+            raise ConfigError(
+                "TETHER_URL: the password holds a character that must be percent-encoded "
+                "(/ # ? @ or a % not followed by two hex digits); write / as %2F, # as %23, "
+                "? as %3F, @ as %40 and % as %25"
+            )
         try:
             parts = urlsplit(url)
             _ = parts.port
-        except ValueError as exc:
-            raise ConfigError(f"TETHER_URL is not a valid PostgreSQL URL: {exc}") from exc
+        except ValueError:
+            port = urlsplit(url).netloc.rpartition("@")[2].rpartition(":")[2]
+            raise ConfigError(
+                f"TETHER_URL is not a valid PostgreSQL URL: the port {port!r} is not a "
+                "number; use postgresql://user:password@host:5432/dbname"
+            ) from None
         if not parts.path.strip("/"):
             raise ConfigError(
                 "TETHER_URL names no PostgreSQL database: use postgresql://user@host:5432/dbname"
             )
         return DatabaseUrl("postgres", url)
-    shown = url if "@" not in url else url.split("@", 1)[-1]
+    shown = url if "@" not in url else url.rsplit("@", 1)[-1]
     raise ConfigError(
         f"TETHER_URL {shown!r} is not supported: use sqlite:///path.db (the default is "
         f"{DEFAULT_URL}) or postgresql://user@host:5432/dbname"

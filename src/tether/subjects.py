@@ -22,9 +22,11 @@ from tether.memory.subject import (
 from tether.principals import Principal, Role
 from tether.storage.base import Storage
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
+from tether.validation import guarded
 from tether.working.service import WorkingMemory
 
 
+@guarded
 class Subjects:
     """Everything held about a person: exported together, erased together."""
 

@@ -15,6 +15,7 @@ from tether.ids import check_name
 from tether.principals import SYSTEM_ACTOR, Principal, Role, parse_roles
 from tether.storage.base import PrincipalRow, Storage, TenantRow
 from tether.storage.stores import CoreStore
+from tether.validation import guarded
 
 RESERVED_PREFIX = "_"
 """Ids of tenants Tether keeps for itself start with this; no created tenant's id can."""
@@ -71,6 +72,7 @@ class PrincipalRecord(BaseModel):
         return Principal(self.tenant_id, self.principal_id, frozenset(self.roles))
 
 
+@guarded
 class TenantDirectory:
     """Creates tenants, grants roles, and resolves who a caller is."""
 

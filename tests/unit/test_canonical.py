@@ -31,14 +31,18 @@ class Case(BaseModel):
     tags: list[str]
 
 
+storable_text = st.text(st.characters(exclude_characters="\x00"))
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
+    | storable_text,
     lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.text(st.characters(exclude_characters="\x00"), max_size=8), children, max_size=4
+        )
     ),
     max_leaves=20,
 )
@@ -81,10 +85,16 @@ def test_round_trip_and_reencoding_are_stable(value: object) -> None:
     assert canonical.digest(canonical.loads(text)) == canonical.digest(value)
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
-def test_nan_and_infinities_are_refused(bad: float) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [float("nan"), float("inf"), float("-inf"), 2**63, -(2**63) - 1, "a\x00", "\udcff"],
+    ids=["nan", "inf", "-inf", "int over 64 bits", "int under 64 bits", "nul", "surrogate"],
+)
+def test_what_a_backend_cannot_store_faithfully_is_refused(bad: object) -> None:
     with pytest.raises(InvalidInput):
         canonical.dumps({"score": bad})
+    with pytest.raises(InvalidInput):
+        canonical.dumps({"deep": [bad]})
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from tether.ids import IdSource
 from tether.principals import Principal
 from tether.storage.base import AuditRow, Storage, iter_audit_entries
 from tether.storage.stores import CoreStore
+from tether.validation import guarded
 
 _ACTION = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 
@@ -57,6 +58,7 @@ class AuditEntry(BaseModel):
         )
 
 
+@guarded
 class AuditLog:
     """Append-only, hash-chained per tenant.
 

@@ -67,19 +67,18 @@ def verify(
             for report in reports:
                 if report.ok:
                     console.print(
-                        f"[green]ok[/green] {report.tenant_id}: {report.entries_checked} entries, "
-                        "chain intact",
+                        f"ok {report.tenant_id}: {report.entries_checked} entries, chain intact",
                         highlight=False,
                     )
                 elif report.problem is not None:
                     err_console.print(
-                        f"[red]BROKEN[/red] {report.tenant_id}: {report.problem.message}",
+                        f"BROKEN {report.tenant_id}: {report.problem.message}",
                         highlight=False,
                     )
         broken = [r.tenant_id for r in reports if not r.ok]
         if broken:
             err_console.print(
-                f"[red]error[{IntegrityViolation.code}][/red]: the audit trail of "
+                f"error[{IntegrityViolation.code}]: the audit trail of "
                 f"{', '.join(broken)} was tampered with",
                 highlight=False,
             )

@@ -123,9 +123,9 @@ def demo(
         )
 
         if failures or leaked or not detected:
-            console.print("[red]demo failed[/red]")
+            console.print("demo failed")
             raise typer.Exit(1)
         console.print(
-            f"[green]demo ok[/green]: try `tether audit ls --tenant acme --url sqlite:///{db_path}`",
+            f"demo ok: try `tether audit ls --tenant acme --url sqlite:///{db_path}`",
             highlight=False,
         )

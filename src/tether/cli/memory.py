@@ -52,8 +52,8 @@ def _scopes(values: list[str]) -> list[tuple[Scope, str]]:
 
 def _show(record: MemoryRecord) -> None:
     console.print(
-        f"[bold]{record.memory_id}[/bold] {record.kind.value} in "
-        f"{record.scope.value}:{record.scope_id} \\[{record.status.value}]"
+        f"{record.memory_id} {record.kind.value} in "
+        f"{record.scope.value}:{record.scope_id} [{record.status.value}]"
     )
     console.print(record.text, highlight=False)
     console.print(

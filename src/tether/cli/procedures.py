@@ -40,7 +40,8 @@ def check(directory: Directory, json_mode: JsonOption = False) -> None:
 
     Exits 3 when a file is malformed (each problem names its file and field).
     """
-    report = Procedures.check_directory(directory)
+    with reporting(json_mode):
+        report = Procedures.check_directory(directory)
     if json_mode:
         print_json(
             {
@@ -54,11 +55,9 @@ def check(directory: Directory, json_mode: JsonOption = False) -> None:
         )
     else:
         for error in report.errors:
-            err_console.print(f"[red]error[/red]: {error}", highlight=False, soft_wrap=True)
+            err_console.print(f"error: {error}", highlight=False, soft_wrap=True)
         for warning in report.warnings:
-            err_console.print(
-                f"[yellow]warning[/yellow]: {warning}", highlight=False, soft_wrap=True
-            )
+            err_console.print(f"warning: {warning}", highlight=False, soft_wrap=True)
         if report.ok:
             console.print(
                 f"ok: {report.skills} skill(s), {report.policies} policy(ies), "

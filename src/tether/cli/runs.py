@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -21,6 +20,7 @@ from tether.cli._common import (
     open_app,
     print_json,
     reporting,
+    write_text,
 )
 from tether.clock import format_timestamp
 from tether.errors import InvalidInput
@@ -86,12 +86,10 @@ def show_run(
         if json_output:
             print_json({"run": run, "state": state, "journal": journal, "waits": waits})
             return
-        console.print(
-            f"[bold]{run.run_id}[/bold] {run.workflow}@{run.workflow_version}: {run.status.value}"
-        )
+        console.print(f"{run.run_id} {run.workflow}@{run.workflow_version}: {run.status.value}")
         console.print(f"node {run.current_node}, {run.steps} steps, created by {run.created_by}")
         if run.error:
-            console.print(f"[red]error[/red]: {run.error}", highlight=False)
+            console.print(f"error: {run.error}", highlight=False)
         for wait in waits:
             console.print(
                 f"{wait.kind.value} {wait.wait_id} [{wait.status.value}] "
@@ -153,7 +151,7 @@ def handoff(
         if json_output:
             print_json({**document.model_dump(mode="json"), "markdown": document.to_markdown()})
             return
-        sys.stdout.write(document.to_markdown())
+        write_text(document.to_markdown())
 
 
 @runs_app.command("resume")
@@ -199,6 +197,8 @@ def answer(
             parsed: Any = json.loads(value)
         except json.JSONDecodeError:
             parsed = value
+        except RecursionError:
+            raise InvalidInput("--answer is nested too deeply") from None
         run = app.runs.answer(acting(app, tenant, actor), wait_id, parsed)
         console.print(f"run {run.run_id}: {run.status.value}")
 
@@ -254,7 +254,7 @@ def show_approval(
             print_json(wait)
             return
         request = wait.request
-        console.print(f"[bold]{wait.message}[/bold] ({wait.status.value}), run {wait.run_id}")
+        console.print(f"{wait.message} ({wait.status.value}), run {wait.run_id}")
         console.print(
             f"requested by {wait.requested_by}; approver role {wait.approver_role}; "
             f"expires {_when(wait.expires_at)}"

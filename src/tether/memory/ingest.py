@@ -343,8 +343,11 @@ class _ChunkWriter:
 def near_duplicate_txn(
     txn: MemoryStore, tenant: str, proposal: MemoryProposal, text: str, threshold: float
 ) -> MemoryRecord | None:
-    """An active memory of the proposal's scope and kind whose content words overlap
-    ``text``'s by ``threshold`` (Jaccard) or more.
+    """An active memory of the proposal's scope, kind and data subjects whose content
+    words overlap ``text``'s by ``threshold`` (Jaccard) or more.
+
+    A twin about other people is no twin: merging would leave the proposal's subjects
+    unlinked, so their export and erasure would not find it.
 
     Exact, through the full-text index: a twin at threshold ``t`` of a text with ``n``
     words lacks at most ``spare = n - ceil(t * n)`` of them, so of any ``spare + k`` of
@@ -366,12 +369,15 @@ def near_duplicate_txn(
         at_least=held,
         limit=TWIN_CANDIDATES,
     )
+    subjects = subjects_of(proposal)
     for match in matches:
         if match.status is not MemoryStatus.ACTIVE or match.kind is not proposal.kind:
             continue
         other = set(tokens(match.text))
         if other and len(words & other) / len(words | other) >= threshold:
-            return txn.get_memory(tenant, match.memory_id)
+            twin = txn.get_memory(tenant, match.memory_id)
+            if twin is not None and sorted(twin.subjects) == subjects:
+                return twin
     return None
 
 

@@ -65,9 +65,15 @@ class Recall:
     """Recall for one database, with its log buffer."""
 
     def __init__(
-        self, storage: Storage, clock: Clock, ids: IdSource, vectors: ScopeVectors
+        self,
+        storage: Storage,
+        clock: Clock,
+        ids: IdSource,
+        vectors: ScopeVectors,
+        subject_hash: Callable[[str, str], str],
     ) -> None:
         self._storage = storage
+        self._subject_hash = subject_hash
         self._clock = clock
         self._ids = ids
         self._vectors = vectors
@@ -192,7 +198,12 @@ class Recall:
                 "at": now,
                 "principal_id": principal.principal_id,
                 "query_digest": hashlib.sha256(query.encode()).hexdigest(),
-                "scopes": canonical.dumps(keys),
+                "scopes": canonical.dumps(
+                    sorted(
+                        f"{Scope(scope).value}:{self._subject_hash(tenant, scope_id)}"
+                        for scope, scope_id in scopes
+                    )
+                ),
                 "returned": canonical.dumps([h.record.memory_id for h in hits]),
             },
             [(h.record.tenant_id, h.record.memory_id) for h in hits],

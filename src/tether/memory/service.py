@@ -35,11 +35,13 @@ from tether.principals import Principal, Role
 from tether.storage.base import Storage
 from tether.storage.stores import CoreStore, MemoryStore
 from tether.tenants import GLOBAL_TENANT
+from tether.validation import each_of, guarded, one_of, pairs_of, rules
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
 
 
+@guarded
 class Memory:
     """Governed memory for one database."""
 
@@ -58,7 +60,7 @@ class Memory:
         self.embedder = embedder
         self._vectors = ScopeVectors()
         self._ingest = Ingest(storage, clock, ids, audit, self._vectors)
-        self._recall = Recall(storage, clock, ids, self._vectors)
+        self._recall = Recall(storage, clock, ids, self._vectors, audit.subject_hash)
 
     # -- settings ------------------------------------------------------------------------
 
@@ -129,8 +131,7 @@ class Memory:
         with self._storage.transaction(principal.tenant_id) as txn:
             record = txn.get_memory(principal.tenant_id, memory_id)
             if record is not None:
-                approved = self._approved(record, actor, actor, now)
-                txn.update_memory(approved)
+                approved = self._approved_txn(txn, record, actor, actor, now)
                 self._audit_txn(txn, principal, "memory.approved", approved)
                 return approved
         if not principal.has_role(Role.ADMIN):
@@ -140,24 +141,55 @@ class Memory:
             record = txn.get_memory(GLOBAL_TENANT, memory_id)
             if record is None:
                 raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
-            approved = self._approved(record, actor, actor, now)
-            txn.update_memory(approved)
+            approved = self._approved_txn(txn, record, actor, actor, now)
         with self._storage.transaction(principal.tenant_id) as txn:
             self._audit_txn(txn, principal, "memory.approved", approved)
         return approved
 
-    def _approved(
-        self, record: MemoryRecord, approver: str, actor: str, now: datetime
+    def _approved_txn(
+        self, txn: MemoryStore, record: MemoryRecord, approver: str, actor: str, now: datetime
     ) -> MemoryRecord:
+        """Activate a held record; with a ``fact_key``, it supersedes the active version(s)
+        of that fact, as it would have had it not been held."""
         if record.status is not MemoryStatus.PENDING:
             raise Conflict(
                 f"memory {record.memory_id} is {record.status.value}, not waiting for approval"
             )
         if record.created_by == actor:
             raise PermissionDenied("the proposer of a held memory may not approve it")
-        return record.model_copy(
-            update={"status": MemoryStatus.ACTIVE, "approved_by": approver, "updated_at": now}
+        current = (
+            [
+                other
+                for other in txn.list_memories_by_fact_key(
+                    record.tenant_id, record.scope.value, record.scope_id, record.fact_key
+                )
+                if other.status is MemoryStatus.ACTIVE and other.memory_id != record.memory_id
+            ]
+            if record.fact_key
+            else []
         )
+        approved = record.model_copy(
+            update={
+                "status": MemoryStatus.ACTIVE,
+                "approved_by": approver,
+                "updated_at": now,
+            }
+        )
+        txn.update_memory(approved)
+        for previous in current:
+            txn.update_memory(
+                previous.model_copy(
+                    update={
+                        "status": MemoryStatus.SUPERSEDED,
+                        "superseded_by": record.memory_id,
+                        "superseded_at": now,
+                        "valid_to": max(approved.valid_from, previous.valid_from),
+                        "updated_at": now,
+                        "purge_after": now + GRACE * 52,
+                    }
+                )
+            )
+        return approved
 
     # -- changing ------------------------------------------------------------------------
 
@@ -258,6 +290,7 @@ class Memory:
                 )
         return len(stale)
 
+    @rules(scope=one_of(Scope, optional=False))
     def place_hold(self, principal: Principal, scope: Scope, scope_id: str, reason: str) -> str:
         """A legal hold: nothing in the scope expires, decays, is purged or erased."""
         principal.require(Role.ADMIN)
@@ -401,6 +434,7 @@ class Memory:
                 principal.tenant_id, record.scope.value, record.scope_id, record.fact_key
             )
 
+    @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(
         self,
         principal: Principal,

@@ -17,9 +17,10 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from tether import canonical
-from tether.errors import ProcedureInvalid
+from tether.errors import InvalidInput, ProcedureInvalid
 from tether.procedures.matching import contradictions
 from tether.procedures.models import Document, Policy, Skill
+from tether.validation import check_value
 
 _DOCUMENT: TypeAdapter[Skill | Policy] = TypeAdapter(Document)
 SUFFIXES = (".yaml", ".yml")
@@ -143,14 +144,33 @@ def read_file(path: Path) -> Any:
     if len(raw) > MAX_FILE_BYTES:
         raise ProcedureInvalid(f"{path.name}: larger than {MAX_FILE_BYTES} bytes")
     try:
-        return yaml.safe_load(raw.decode("utf-8"))
+        document = yaml.load(raw.decode("utf-8"), Loader=_NoAliasLoader)
     except UnicodeDecodeError:
         raise ProcedureInvalid(f"{path.name}: not UTF-8 text") from None
+    except RecursionError:
+        raise ProcedureInvalid(f"{path.name}: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ProcedureInvalid(f"{path.name}: not valid YAML{where}: {problem}") from None
+    try:
+        check_value("(document)", document)
+    except InvalidInput as exc:
+        raise ProcedureInvalid(f"{path.name}: field {exc.message}") from None
+    return document
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader without anchors and aliases: a few hundred bytes of
+    nested aliases expand to billions of nodes, and procedure files need none."""
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            problem = "anchors and aliases are not allowed in procedure files"
+            raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
+        return super().compose_node(parent, index)
 
 
 def load_dir(directory: Path | str) -> ProcedureSet:

@@ -7,7 +7,6 @@ every matching policy is named in the decision.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -24,6 +23,7 @@ from tether.procedures.models import (
     PolicyDecision,
     PolicyHit,
 )
+from tether.procedures.regex import full_match
 
 _MISSING = object()
 
@@ -73,7 +73,7 @@ def condition_holds(condition: Condition, request: Any) -> bool:
     if op is Op.NOT_IN:
         return bool(value not in expected)
     if op is Op.MATCHES:
-        return isinstance(value, str) and re.fullmatch(expected, value) is not None
+        return isinstance(value, str) and full_match(expected, value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     return bool(value > expected) if op is Op.GT else bool(value < expected)

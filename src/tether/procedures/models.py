@@ -9,10 +9,11 @@ word that merely appears somewhere.
 from __future__ import annotations
 
 import enum
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from tether.procedures.regex import compile_pattern
 
 Name = Annotated[
     str,
@@ -89,10 +90,7 @@ class Condition(_Strict):
         if self.op is Op.MATCHES:
             if not isinstance(value, str):
                 raise ValueError("op matches needs a regular expression (a string)")
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"op matches: invalid regular expression: {exc}") from None
+            compile_pattern(value)
         if self.op in (Op.GT, Op.LT) and (
             isinstance(value, bool) or not isinstance(value, (int, float))
         ):

@@ -7,7 +7,6 @@ a process caches each version it has read for as long as it lives.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,10 +21,12 @@ from tether.errors import IntegrityViolation, InvalidInput, ProcedureInvalid
 from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.procedures.loader import ProcedureSet, from_documents, load_dir, signature
 from tether.procedures.models import Outcome, Policy, Skill
+from tether.redaction import get_logger
 from tether.storage.base import ProcedureVersionRow, Storage
 from tether.storage.stores import ProcedureStore
+from tether.validation import guarded
 
-log = logging.getLogger("tether.procedures")
+log = get_logger("tether.procedures")
 
 Source = Path | str | ProcedureSet | Sequence[Mapping[str, Any]]
 """What ``publish`` takes: a directory, a validated set, or parsed documents."""
@@ -66,6 +67,7 @@ class Current:
     source: str
 
 
+@guarded
 class Procedures:
     def __init__(self, storage: Storage, clock: Clock, audit: AuditLog) -> None:
         self._storage = storage

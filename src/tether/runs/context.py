@@ -23,6 +23,7 @@ from tether.errors import (
     WorkflowChanged,
 )
 from tether.principals import Role
+from tether.redaction import describe_exception
 from tether.runs.claim import Claim, idempotency_key
 from tether.runs.models import (
     ApprovalDecision,
@@ -446,7 +447,7 @@ class RunContext:
             status=JournalStatus.FAILED,
             request_digest=pending.digest,
             retry_safe=pending.retry_safe,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
+            error=describe_exception(exc),
             started_at=pending.started_at,
             finished_at=self.now(),
             duration_ms=(time.perf_counter() - pending.started) * 1000,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import logging
 import os
 import random
 import socket
@@ -31,6 +30,7 @@ from tether.errors import (
     WorkflowChanged,
 )
 from tether.ids import IdSource
+from tether.redaction import describe_exception, get_logger
 from tether.runs import delta
 from tether.runs.claim import Claim, FaultHook, load_state_dict
 from tether.runs.context import RunContext
@@ -47,6 +47,7 @@ from tether.runs.signals import Blocked, EventSpec, Suspend
 from tether.runs.workflow import Node, Workflow, WorkflowRegistry
 from tether.storage.base import Storage
 from tether.storage.stores import ProcedureStore, RunStore
+from tether.validation import check_value
 
 if TYPE_CHECKING:
     from tether.procedures.service import ProcedureGate
@@ -56,7 +57,7 @@ class _ClaimStore(RunStore, ProcedureStore, Protocol):
     """A claim leases the run and reads the procedures in force for its tenant."""
 
 
-log = logging.getLogger("tether.runs")
+log = get_logger("tether.runs")
 
 FULL_SNAPSHOT_FACTOR = 2
 """A full snapshot is taken when the deltas since the last one outgrow it this many times."""
@@ -234,6 +235,7 @@ class Executor:
                 next_node = self._call(node, ctx, state)
                 if ctx.changed is not None:
                     raise ctx.changed
+                check_value("state", state)
             except Suspend as suspend:
                 claim.live = None
                 self._suspend(claim, suspend)
@@ -407,7 +409,7 @@ class Executor:
 
     def _node_failed(self, claim: Claim, node: Node, exc: Exception) -> None:
         attempt = claim.run.attempt + 1
-        error = f"{type(exc).__name__}: {exc}"[:2000]
+        error = describe_exception(exc)
         claim.discard_steps()
         if attempt < node.retry.max_attempts:
             delay = node.retry.delay_s(attempt, self.rng)

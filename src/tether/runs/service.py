@@ -36,8 +36,10 @@ from tether.runs.models import (
 from tether.runs.workflow import Workflow
 from tether.storage.base import Storage
 from tether.storage.stores import RunStore
+from tether.validation import guarded, one_of, rules
 
 
+@guarded
 class Runs:
     """``app.runs``: everything about runs except executing nodes (see ``Executor``)."""
 
@@ -132,6 +134,7 @@ class Runs:
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return self._get_txn(txn, principal.tenant_id, run_id)
 
+    @rules(status=one_of(RunStatus))
     def all(
         self, principal: Principal, *, status: RunStatus | str | None = None, limit: int = 100
     ) -> list[Run]:
@@ -161,6 +164,7 @@ class Runs:
             run = self._get_txn(txn, principal.tenant_id, run_id)
             return load_state_dict(txn, run)[0]
 
+    @rules(kind=one_of(JournalKind), status=one_of(WaitStatus))
     def waits(
         self,
         principal: Principal,
@@ -172,8 +176,8 @@ class Runs:
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_waits(
                 principal.tenant_id,
-                kind=kind.value if kind else None,
-                status=status.value if status else None,
+                kind=JournalKind(kind).value if kind else None,
+                status=WaitStatus(status).value if status else None,
                 run_id=run_id,
                 limit=1000,
             )

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from tether.errors import InvalidInput
+from tether.redaction import get_logger
 from tether.runs.engine import Executor
 from tether.runs.service import Runs
 from tether.runs.workflow import Workflow, WorkflowRegistry
 
-log = logging.getLogger("tether.worker")
+log = get_logger("tether.worker")
 
 
 def load_registry(spec: str) -> WorkflowRegistry:

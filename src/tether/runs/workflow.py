@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from tether.errors import InvalidInput, NotFound
 from tether.runs.models import END
+from tether.validation import check_value
 
 S = TypeVar("S", bound=BaseModel)
 NodeFn = Callable[..., Any]
@@ -96,6 +97,7 @@ class Workflow(Generic[S]):
         return f"{self.name}@{self.version}"
 
     def validate_state(self, data: BaseModel | Mapping[str, Any]) -> S:
+        check_value("state", data)
         try:
             if isinstance(data, BaseModel):
                 data = data.model_dump(mode="json")

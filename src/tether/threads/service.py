@@ -10,7 +10,7 @@ the thread through this service.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from tether.storage.base import Storage
 from tether.storage.stores import ThreadStore
 from tether.threads.models import NewTurn, Summary, Thread, ThreadTail, Turn, TurnKind
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn, is_held
+from tether.validation import guarded
 
 if TYPE_CHECKING:
     from tether.threads.summarize import Summarizer
@@ -37,6 +38,7 @@ READERS = (Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
 WRITERS = (Role.AGENT, Role.OPERATOR)
 
 
+@guarded
 class Threads:
     """Conversation threads of one database.
 
@@ -56,8 +58,10 @@ class Threads:
         settings: Settings,
         counter: TokenCounter | None = None,
         summarizer: Summarizer | None = None,
+        erase_sessions: Callable[[str, list[str]], int] | None = None,
     ) -> None:
         self.storage = storage
+        self._erase_sessions = erase_sessions
         self._clock = clock
         self._ids = ids
         self._audit = audit
@@ -413,12 +417,14 @@ class Threads:
             return export_user_threads_txn(txn, principal.tenant_id, user_id)
 
     def erase_user(self, principal: Principal, user_id: str) -> dict[str, int]:
-        """Delete every thread of ``user_id``; ``app.subjects.erase`` does this too, in
-        the same transaction as the person's memories."""
+        """Delete every thread of ``user_id`` and the working memory of those threads;
+        ``app.subjects.erase`` does this too, in the same transaction as the person's
+        memories. Like it, the freed pages are then rewritten (see
+        ``Storage.compact_after_erasure``)."""
         principal.require(Role.ADMIN)
         tenant = principal.tenant_id
         with self.storage.transaction(tenant) as txn:
-            counts, _ = erase_user_threads_txn(txn, tenant, user_id)
+            counts, sessions = erase_user_threads_txn(txn, tenant, user_id)
             self._audit.record_by_txn(
                 txn,
                 principal,
@@ -428,6 +434,11 @@ class Threads:
                 details=counts,
                 subjects=[user_id],
             )
+        if sessions and self._erase_sessions is not None:
+            erased = self._erase_sessions(tenant, sessions)
+            if erased:
+                counts["working_memory"] = erased
+        self.storage.compact_after_erasure()
         return counts
 
     # -- helpers -------------------------------------------------------------------------

@@ -15,7 +15,6 @@ falls back to :class:`ApproximateCounter` and says so: every built context repor
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from collections.abc import Sequence
@@ -23,8 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tether.errors import ConfigError
+from tether.redaction import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 @runtime_checkable

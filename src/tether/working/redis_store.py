@@ -25,13 +25,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote
 
 import redis
 from redis.commands.core import Script
 
 from tether.clock import Clock
 from tether.errors import StorageError, StorageUnavailable
+from tether.redaction import redact, url_secrets
 from tether.storage.base import WorkingRow
 
 _REFRESH = """
@@ -145,11 +146,7 @@ def _ttl_ms(ttl_s: float | None) -> str:
 
 def display_redis_url(url: str) -> str:
     """The URL with any password replaced, safe to print."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    return redact(url, url_secrets(url))
 
 
 class RedisWorkingStore:
@@ -162,6 +159,7 @@ class RedisWorkingStore:
         self._clock = clock
         self.prefix = prefix
         self.display_url = display_url
+        self._secrets: list[str] = []
         self._set = client.register_script(_SET)
         self._touch = client.register_script(_TOUCH)
         self._delete = client.register_script(_DELETE)
@@ -178,7 +176,9 @@ class RedisWorkingStore:
             socket_connect_timeout=timeout_s,
             socket_timeout=timeout_s,
         )
-        return cls(client, clock, prefix=prefix, display_url=display_redis_url(url))
+        store = cls(client, clock, prefix=prefix, display_url=display_redis_url(url))
+        store._secrets = url_secrets(url)
+        return store
 
     def _base(self, tenant_id: str, session_id: str) -> str:
         return f"{self.prefix}wm:{{{_part(tenant_id)}:{_part(session_id)}}}:"
@@ -195,10 +195,13 @@ class RedisWorkingStore:
             yield
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise StorageUnavailable(
-                f"Redis at {self.display_url} is unavailable: {exc}; check TETHER_REDIS_URL"
+                f"Redis at {self.display_url} is unavailable: "
+                f"{redact(str(exc), self._secrets)}; check TETHER_REDIS_URL"
             ) from exc
         except redis.RedisError as exc:
-            raise StorageError(f"Redis error at {self.display_url}: {exc}") from exc
+            raise StorageError(
+                f"Redis error at {self.display_url}: {redact(str(exc), self._secrets)}"
+            ) from exc
 
     def _run(self, script: Script, keys: list[str], args: list[str]) -> Any:
         with self._translated():

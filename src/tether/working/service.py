@@ -24,6 +24,7 @@ from tether import canonical
 from tether.clock import Clock
 from tether.errors import InvalidInput
 from tether.storage.base import WorkingRow
+from tether.validation import guarded
 
 MAX_ID_CHARS = 256
 """Longest tenant or session id accepted."""
@@ -82,6 +83,7 @@ class WorkingStore(Protocol):
     def close(self) -> None: ...
 
 
+@guarded
 class WorkingMemory:
     """Session-scoped key/value state with an optional time to live per entry.
 

@@ -8,7 +8,6 @@ then confines every statement to that tenant, whatever the application asked for
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import time
@@ -34,6 +33,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.redaction import get_logger, redact, url_secrets
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
@@ -49,23 +49,29 @@ from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.postgres"
-log = logging.getLogger("tether.storage")
+log = get_logger("tether.storage")
 _KEPT_DEAD = re.compile(r"(\d+) dead row versions cannot be removed yet")
 APP_ROLE = "tether_app"
 SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
 
 
-def translate_error(exc: BaseException, display_url: str) -> NoReturn:
-    """Re-raise a driver or pool error as Tether's own, keeping the cause."""
+def translate_error(exc: BaseException, display_url: str, secrets: Sequence[str] = ()) -> NoReturn:
+    """Re-raise a driver or pool error as Tether's own, keeping the cause.
+
+    The driver's text passes :func:`~tether.redaction.redact` with the URL's secrets: a
+    connection error must not print the password it was given.
+    """
     if isinstance(exc, PoolTimeout):
         raise StorageUnavailable(
             f"no PostgreSQL connection became free in time at {display_url}; the server may "
             "be down or TETHER_PG_POOL_MAX_SIZE too small"
         ) from exc
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = redact(str(exc), secrets).strip()
+    message = text.splitlines()[0] if text else type(exc).__name__
     if isinstance(exc, pg_errors.IntegrityError):
         raise Conflict(f"the change conflicts with stored data ({message})") from exc
     if isinstance(exc, pg_errors.InsufficientPrivilege):
@@ -83,10 +89,13 @@ class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOp
         self.connection = conn
 
     def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        check_params(params)
         cursor = self.connection.execute(self._queries[name], params)
         return list(cursor.fetchall()) if cursor.description else []
 
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
+        for one in params:
+            check_params(one)
         with self.connection.cursor() as cursor:
             cursor.executemany(self._queries[name], params)
 
@@ -157,6 +166,7 @@ class PostgresStorage:
     def __init__(self, settings: Settings) -> None:
         database = settings.database
         self.display_url = database.display
+        self._secrets = url_secrets(database.raw)
         self._queries = load_queries(_PACKAGE, "pyformat")
         self._migrations = load_migrations(_PACKAGE)
         self._bootstrap = resources.files(_PACKAGE).joinpath("bootstrap.sql").read_text("utf-8")
@@ -177,7 +187,7 @@ class PostgresStorage:
             )
         except (PoolTimeout, psycopg.Error) as exc:
             self._pool.close()
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
 
     def _probe(self, conninfo: str, timeout: int) -> None:
         """Connect once so a bad address or missing database fails fast and clearly."""
@@ -190,9 +200,9 @@ class PostgresStorage:
                     f"PostgreSQL has no database at {self.display_url}; create it "
                     "(createdb) and run `tether migrate`"
                 ) from exc
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
         except psycopg.Error as exc:
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
 
     @contextmanager
     def _begin(self, role: str, tenant_id: str, write: bool) -> Iterator[PostgresTransaction]:
@@ -217,7 +227,7 @@ class PostgresStorage:
                         conn.isolation_level = None
                         conn.read_only = None
         except (psycopg.Error, PoolTimeout) as exc:
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -252,9 +262,9 @@ class PostgresStorage:
                 raise LeaseLost() from None
             if exc.sqlstate == "TT002":
                 raise RunCancelled() from None
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
         except PoolTimeout as exc:
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
 
     def _applied_versions(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, int]:
         exists = conn.execute("SELECT to_regclass('tether_schema_versions') AS t").fetchone()
@@ -270,7 +280,7 @@ class PostgresStorage:
             with self._pool.connection() as conn:
                 applied = self._applied_versions(conn)
         except (psycopg.Error, PoolTimeout) as exc:
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
         return compare_versions(applied, latest_versions(self._migrations))
 
     def check_schema(self) -> None:
@@ -301,7 +311,7 @@ class PostgresStorage:
                         AppliedMigration(migration.component, migration.version, migration.name)
                     )
         except (psycopg.Error, PoolTimeout) as exc:
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
         return applied
 
     def compact_after_erasure(self) -> None:
@@ -319,8 +329,10 @@ class PostgresStorage:
             "memory_vectors",
             "memory_subjects",
             "memory_decisions",
+            "threads",
             "thread_turns",
             "thread_summaries",
+            "working_memory",
         )
         deadline = time.monotonic() + 30.0
         try:
@@ -356,10 +368,11 @@ class PostgresStorage:
                 "the erasure is committed, but this login role may not VACUUM FULL the memory "
                 "tables, so erased bytes may remain in free pages until they are reused; run "
                 "the erasure (or VACUUM FULL memories, memory_terms, memory_vectors, "
-                "memory_subjects, memory_decisions) as the tables' owner"
+                "memory_subjects, memory_decisions, threads, thread_turns, thread_summaries, "
+                "working_memory) as the tables' owner"
             ) from exc
         except (psycopg.Error, PoolTimeout) as exc:
-            translate_error(exc, self.display_url)
+            translate_error(exc, self.display_url, self._secrets)
 
     def close(self) -> None:
         self._pool.close()

@@ -26,6 +26,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.redaction import redact
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
@@ -41,6 +42,7 @@ from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
 
@@ -57,7 +59,7 @@ CREATE TABLE IF NOT EXISTS tether_schema_versions (
 
 def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     """Re-raise a driver error as Tether's own, keeping the cause."""
-    message = str(exc)
+    message = redact(str(exc))
     if isinstance(exc, sqlite3.IntegrityError):
         raise Conflict(f"the change conflicts with stored data ({message})") from exc
     if isinstance(exc, sqlite3.OperationalError):
@@ -80,10 +82,13 @@ class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps)
         self.connection = conn
 
     def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        check_params(params)
         cursor = self.connection.execute(self._queries[name], dict(params))
         return cursor.fetchall()
 
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:
+        for one in params:
+            check_params(one)
         self.connection.executemany(self._queries[name], [dict(p) for p in params])
 
     def _index_text(self, text: str, scope_token: str) -> int | None:
