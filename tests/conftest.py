@@ -27,9 +27,16 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support import POSTGRES_ENV, PostgresServer, TestDatabase
 from tether import Tether
+
+# Property tests explore new inputs on every local run; in CI they replay a fixed sequence
+# (a failure there reproduces), with no per-example deadline on a loaded 2-core runner.
+settings.register_profile("ci", derandomize=True, deadline=None)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() == "true" else "dev")
 
 EXAMPLE_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 OPTIONAL_EXTRAS = {

@@ -31,7 +31,7 @@ class Case(BaseModel):
     tags: list[str]
 
 
-storable_text = st.text(st.characters(exclude_characters="\x00"))
+storable_text = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)))
 json_values = st.recursive(
     st.none()
     | st.booleans()
@@ -41,7 +41,11 @@ json_values = st.recursive(
     lambda children: (
         st.lists(children, max_size=4)
         | st.dictionaries(
-            st.text(st.characters(exclude_characters="\x00"), max_size=8), children, max_size=4
+            st.text(
+                st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), max_size=8
+            ),
+            children,
+            max_size=4,
         )
     ),
     max_leaves=20,
