@@ -56,6 +56,8 @@ def check_text(field: str, value: str, *, max_chars: int = MAX_TEXT) -> None:
         raise InvalidInput(
             f"{field} holds a NUL character (\\x00) at position {value.index(chr(0))}: remove it"
         )
+    if value.isascii():
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -103,18 +105,36 @@ def check_value(field: str, value: Any, *, depth: int = 0) -> None:
 
 
 def check_params(params: Mapping[str, Any]) -> None:
-    """The storage net: every parameter bound to a query is a storable scalar."""
+    """The storage net: every parameter bound to a query is a storable scalar.
+
+    It runs on every statement of the step path, so the common cases are decided by exact
+    type with C-level scans (ASCII text of storable length without NUL, an int64), and
+    only a suspect value takes the detailed check that names the problem.
+    """
     for name, value in params.items():
-        if isinstance(value, str):
-            check_text(name, value)
-        elif isinstance(value, int) and not isinstance(value, bool):
+        kind = type(value)
+        if kind is str:
+            if len(value) > MAX_TEXT or "\x00" in value or not value.isascii():
+                check_text(name, value)
+        elif kind is int:
             if not INT_MIN <= value <= INT_MAX:
                 raise InvalidInput(f"{name} is out of range: integers must fit in 64 bits")
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise InvalidInput(f"{name} is {value}: numbers must be finite")
-        elif isinstance(value, (list, tuple)):
+        elif value is None or kind is bool or kind is bytes:
+            continue
+        elif kind is float:
+            if not math.isfinite(value):
+                raise InvalidInput(f"{name} is {value}: numbers must be finite")
+        elif kind is list or kind is tuple:
             for item in value:
                 check_value(name, item)
+        elif isinstance(value, str):
+            check_text(name, value)
+        elif (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and not INT_MIN <= value <= INT_MAX
+        ):
+            raise InvalidInput(f"{name} is out of range: integers must fit in 64 bits")
 
 
 # --- rules by parameter name ------------------------------------------------------------
