@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -70,7 +71,8 @@ class EffectService:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)  # the caller may have been killed meanwhile
 
             def do_GET(self) -> None:
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
