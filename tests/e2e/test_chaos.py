@@ -147,14 +147,19 @@ def campaign(
             workers.start()
 
         injected: list[str] = []
+        kinds: list[str] = []
         for round_number in range(rounds):
+            sleep_while_answering(operator, workers, rng.uniform(0.2, 1.0))
+            # New work right before the fault, so the fault lands on nodes under way.
             for _ in range(runs * (round_number + 1) // rounds - runs * round_number // rounds):
                 run_ids.add(operator.read(lambda: app.runs.start(agent, chaos, Progress()).run_id))
-            sleep_while_answering(operator, workers, rng.uniform(0.2, 1.0))
-            if rng.random() < 0.6 and workers.live:
+            sleep_while_answering(operator, workers, 0.1)
+            if (round_number == 0 or rng.random() < 0.6) and workers.live:
                 workers.kill(rng.choice(sorted(workers.live)))
                 workers.start()
-            name = rng.choice(sorted(faults))
+            if not kinds:  # every kind of fault once per cycle, in a random order
+                kinds = rng.sample(sorted(faults), len(faults))
+            name = kinds.pop()
             faults[name](workers)
             injected.append(name)
         last_fault = time.monotonic()
