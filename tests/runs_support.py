@@ -142,9 +142,10 @@ class Harness:
 
 
 @contextmanager
-def open_harness(backend: TestDatabase) -> Iterator[Harness]:
+def open_harness(backend: TestDatabase, **settings: object) -> Iterator[Harness]:
+    """The harness on ``backend``, opened with ``settings`` overrides."""
     clock = FakeClock(START)
-    app = Tether.open(backend.settings(), clock=clock)
+    app = Tether.open(backend.settings(**settings), clock=clock)
     try:
         app.tenants.create(TENANT, admin="alice")
         admin = app.tenants.principal(TENANT, "alice")

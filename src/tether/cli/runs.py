@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from tether.app import Tether
 from tether.cli._common import (
     ActorOption,
     JsonOption,
@@ -20,12 +22,17 @@ from tether.cli._common import (
     open_app,
     print_json,
     reporting,
+    say_database,
     write_text,
 )
 from tether.clock import format_timestamp
-from tether.errors import InvalidInput
+from tether.config import Settings, load_settings
+from tether.errors import InvalidInput, StorageUnavailable
+from tether.redaction import get_logger
 from tether.runs.models import JournalKind, WaitStatus
-from tether.runs.worker import Worker, load_registry
+from tether.runs.worker import MAX_BACKOFF_S, Backoff, Worker, load_registry
+
+log = get_logger("tether.worker")
 
 runs_app = typer.Typer(help="Inspect and operate runs.", no_args_is_help=True)
 approvals_app = typer.Typer(
@@ -326,21 +333,57 @@ def worker(
         typer.Option(min=0.1, help="Lease seconds; another worker may take over a run after it."),
     ] = 60.0,
     poll: Annotated[float, typer.Option(min=0.01, help="Seconds between polls when idle.")] = 0.5,
-    owner: Annotated[str | None, typer.Option(help="Worker identity (default host:pid).")] = None,
+    owner: Annotated[
+        str | None,
+        typer.Option(help="Worker identity, unique among live workers (default host:pid:random)."),
+    ] = None,
     url: UrlOption = None,
 ) -> None:
-    """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node)."""
-    with reporting(), open_app(url) as app:
+    """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).
+
+    Storage that cannot be reached, at start or later, makes the worker wait and retry
+    rather than exit; it exits on configuration errors (a bad URL or --workflows, a missing
+    database, an outdated schema).
+    """
+    with reporting():
+        settings = load_settings(url=url)
+        say_database(settings.database.display)
         registry = load_registry(workflows)
-        loop = Worker(app.executor(registry, lease_s=lease, owner=owner), app.runs, poll_s=poll)
+        stopping = threading.Event()
 
         def stop(signum: int, frame: object) -> None:
-            loop.stop.set()
+            stopping.set()
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        err_console.print(
-            f"worker {loop.executor.owner}: {', '.join(registry.keys)}", highlight=False
-        )
-        done = loop.run(until_idle=until_idle)
-        err_console.print(f"worker {loop.executor.owner}: executed {done} claims", highlight=False)
+        app = _open_when_available(settings, stopping, Backoff(max_s=min(MAX_BACKOFF_S, lease / 2)))
+        if app is None:
+            return
+        with app:
+            loop = Worker(app.executor(registry, lease_s=lease, owner=owner), app.runs, poll_s=poll)
+            loop.stop = stopping
+            err_console.print(
+                f"worker {loop.executor.owner}: {', '.join(registry.keys)}", highlight=False
+            )
+            done = loop.run(until_idle=until_idle)
+            faults = loop.storage_faults + loop.executor.storage_faults
+            err_console.print(
+                f"worker {loop.executor.owner}: executed {done} claims, "
+                f"{faults} storage faults survived",
+                highlight=False,
+            )
+
+
+def _open_when_available(
+    settings: Settings, stopping: threading.Event, backoff: Backoff
+) -> Tether | None:
+    """Open the database, waiting out storage that cannot be reached yet (a server that
+    is starting, a locked or read-only file); ``None`` if told to stop meanwhile."""
+    while not stopping.is_set():
+        try:
+            return Tether.open(settings)
+        except StorageUnavailable as exc:
+            delay = backoff.next_delay()
+            log.warning("storage unavailable at start (%s); retrying in %.2fs", exc.code, delay)
+            stopping.wait(delay)
+    return None

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from tether import canonical
 from tether.clock import Clock
-from tether.errors import RunCancelled
+from tether.errors import LeaseLost, RunCancelled, StorageUnavailable
 from tether.ids import IdSource
 from tether.runs import delta
 from tether.runs.models import (
@@ -75,6 +75,11 @@ class Claim:
     last checkpoint stored, and ``live`` the model a node changed since (``None`` when it
     must be rebuilt from ``state``); ``first_journal`` holds the journal entries of the
     node visit the claim resumes, handed to that visit's context once.
+
+    ``taken_over`` says the claim took the run from another worker whose lease ran out
+    (rather than finding it handed back, or left by this same worker, which drives one
+    claim at a time): a call that worker started may still be in flight.
+    The heartbeat thread calls only :meth:`renewed` and :meth:`lose`.
     """
 
     def __init__(
@@ -92,6 +97,7 @@ class Claim:
         state_version: int,
         first_journal: dict[int, JournalEntry],
         policies: ProcedureSet | None,
+        taken_over: bool = False,
     ) -> None:
         self.run = run
         self.storage = storage
@@ -107,8 +113,37 @@ class Claim:
         self.first_journal = first_journal
         self.policies = policies
         """The procedures in force for the run's tenant, read with the claim."""
+        self.taken_over = taken_over
+        self.expires_at = run.lease_expires_at or clock.now() + lease
+        """When the lease runs out, as far as this claim knows (its writes and the
+        heartbeat's renewals push it on)."""
+        self.lost: str | None = None
+        """Why the claim must stop (set by the heartbeat), or ``None``."""
+        self.fault: StorageUnavailable | None = None
+        """The storage fault that stopped a write of this claim: every later write refuses,
+        even if the node caught the error and went on."""
         self._buffered: list[JournalEntry] = []
         self._resolutions: list[Wait] = []
+
+    # -- the lease -----------------------------------------------------------------------
+
+    def renewed(self, expires_at: datetime) -> None:
+        """The heartbeat extended the lease to ``expires_at``."""
+        self.expires_at = max(self.expires_at, expires_at)
+
+    def lose(self, reason: str) -> None:
+        """The lease cannot be trusted any more: stop before the next durable write."""
+        self.lost = reason
+
+    def ensure_lease(self) -> None:
+        """Refuse to go on (an effect's call, above all) once the lease is lost or has run
+        out: another worker may own the run.
+
+        Raises:
+            LeaseLost: the heartbeat lost the lease, or it expired (the process was paused).
+        """
+        if self.lost is not None or self.clock.now() >= self.expires_at:
+            raise LeaseLost()
 
     def crash_point(self, point: str, key: str) -> None:
         """A persistence boundary: the faults hook, if any, may raise here."""
@@ -253,9 +288,16 @@ class Claim:
         The buffered steps and wait resolutions go first, with ``journal``.
 
         Raises:
-            LeaseLost: another worker owns the run now; nothing was written.
+            LeaseLost: another worker owns the run now, or the heartbeat lost the lease;
+                nothing was written.
             RunCancelled: cancellation was requested (and ``cancellable``); nothing written.
+            StorageUnavailable: storage failed (this time or at an earlier write of this
+                claim); the outcome of this write is unknown.
         """
+        if self.fault is not None:
+            raise self.fault
+        if self.lost is not None:
+            raise LeaseLost()
         run = self.run
         now = self.clock.now()
         specs = list(events)
@@ -289,6 +331,11 @@ class Claim:
         except RunCancelled:
             self.run = run.model_copy(update={"cancel_requested": True})
             raise
+        except StorageUnavailable as exc:
+            self.fault = exc
+            raise
+        if new_run.lease_expires_at is not None:
+            self.expires_at = max(self.expires_at, new_run.lease_expires_at)
         self._buffered = []
         self._resolutions = []
         self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})

@@ -101,6 +101,13 @@ class RunContext:
         """The engine's clock. Journal it with ``step`` if a decision depends on it."""
         return self._claim.clock.now()
 
+    @property
+    def fencing_token(self) -> int:
+        """The epoch of this claim's lease: it grows with every claim of the run. Send it
+        with an effect's idempotency key so the service can refuse a call from a worker
+        whose lease was taken over (a larger token for the run was seen since)."""
+        return self._claim.run.lease_epoch
+
     def idempotency_key(self, position: int, name: str) -> str:
         return idempotency_key(self._claim.run.run_id, self.node, self.visit, position, name)
 
@@ -208,11 +215,15 @@ class RunContext:
     ) -> Any:
         """Perform a side effect at most once per key; return its (recorded) result.
 
-        ``fn(key)`` receives the idempotency key; pass it to the service. Its intent is
+        ``fn(key)`` receives the idempotency key; pass it to the service, with
+        :attr:`fencing_token` if the service can refuse stale writers. Its intent is
         committed before the call and its result after. If a crash left an intent without
         a result, ``reconcile(key)`` decides (return the result, or ``NOT_APPLIED``);
         without one the effect is called again with the same key only if ``retry_safe``
-        (the service dedupes by key), and otherwise the run goes to ``human_review``.
+        (the service dedupes by key), and otherwise the run goes to ``human_review``. When
+        the intent was left by a worker whose lease ran out (it may be paused, with its
+        call still in flight), ``NOT_APPLIED`` is not enough to call again: a
+        non-retry-safe effect then goes to ``human_review`` too.
 
         Args:
             request: the content of the action (what is digested and, with ``approval``,
@@ -331,7 +342,7 @@ class RunContext:
             retry_safe=retry_safe,
             started_at=pending.started_at,
         )
-        intent_data: dict[str, Any] = {"name": name, "key": key}
+        intent_data: dict[str, Any] = {"name": name, "key": key, "fence": self.fencing_token}
         if policy_version is not None:
             intent_data["policy_version"] = policy_version
         claim.commit(
@@ -339,6 +350,7 @@ class RunContext:
         )
         self._journal[position] = intent
         claim.crash_point("after_intent", key)
+        claim.ensure_lease()
         return pending
 
     def _settle_unknown(
@@ -361,20 +373,26 @@ class RunContext:
             found = reconcile(key)
             if not isinstance(found, NotApplied):
                 return (self._record_settled(entry, found, "reconcile"),)
-            return None
-        if retry_safe:
+        if retry_safe or (reconcile is not None and not claim.taken_over):
             return None
         self._review_unknown(entry, key)
 
     def _review_unknown(self, entry: JournalEntry, key: str) -> NoReturn:
         """Park the run for a person to say whether the effect happened."""
+        if self._claim.taken_over:
+            why = (
+                "was started by a worker whose lease ran out; that call may still be in "
+                "flight and apply later"
+            )
+        else:
+            why = "may or may not have been applied before a crash"
         wait = self._claim.new_wait(
             self.node,
             self.visit,
             entry.position,
             JournalKind.INTERRUPT,
             InterruptReason.HUMAN_REVIEW,
-            f"effect {entry.name!r} ({key}) may or may not have been applied before a crash. "
+            f"effect {entry.name!r} ({key}) {why}. "
             'Check the service, then answer {"result": <its result>} or {"retry": true}',
             {"effect": entry.name, "idempotency_key": key},
         )

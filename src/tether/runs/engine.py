@@ -27,6 +27,7 @@ from tether.errors import (
     LeaseLost,
     NotFound,
     RunCancelled,
+    StorageUnavailable,
     WorkflowChanged,
 )
 from tether.ids import IdSource
@@ -34,6 +35,7 @@ from tether.redaction import describe_exception, get_logger
 from tether.runs import delta
 from tether.runs.claim import Claim, FaultHook, load_state_dict
 from tether.runs.context import RunContext
+from tether.runs.heartbeat import Heartbeat
 from tether.runs.models import (
     END,
     Checkpoint,
@@ -62,9 +64,15 @@ log = get_logger("tether.runs")
 FULL_SNAPSHOT_FACTOR = 2
 """A full snapshot is taken when the deltas since the last one outgrow it this many times."""
 
+MAX_STORAGE_FAULTS = 5
+"""Storage faults in a row that stop one node before its run goes to ``human_review``."""
+
 
 def default_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """``host:pid:tag``, unique per executor: a worker that finds a run it leased itself
+    knows no call of that lease is still in flight, which holds only if no other live
+    executor shares its name."""
+    return f"{socket.gethostname()}:{os.getpid()}:{random.SystemRandom().randrange(16**6):06x}"
 
 
 class Executor:
@@ -82,6 +90,7 @@ class Executor:
         faults: FaultHook | None = None,
         rng: random.Random | None = None,
         procedures: ProcedureGate | None = None,
+        max_storage_faults: int = MAX_STORAGE_FAULTS,
     ) -> None:
         self.storage = storage
         self.registry = registry
@@ -92,6 +101,11 @@ class Executor:
         self.faults = faults
         self.rng = rng or random.Random()
         self.procedures = procedures
+        self.max_storage_faults = max_storage_faults
+        self.heartbeat = Heartbeat(storage, self.lease)
+        self.storage_faults = 0
+        """Storage faults that stopped a claim of this executor (each handed its run back
+        or left it to its lease)."""
 
     # -- entry points --------------------------------------------------------------------
 
@@ -124,6 +138,7 @@ class Executor:
     ) -> Claim | None:
         """Claim the run and read what its claim holds, or ``None`` if it is not
         runnable (or runs a workflow not registered here)."""
+        before = txn.get_run(tenant_id, run_id)
         run = txn.claim_run(
             tenant_id,
             run_id,
@@ -154,6 +169,9 @@ class Executor:
             state_version=state_version,
             first_journal={entry.position: entry for entry in journal},
             policies=policies,
+            taken_over=before is not None
+            and before.status is RunStatus.RUNNING
+            and before.lease_owner not in (None, self.owner),
         )
         claimed = claim.event(
             run.event_seq, "run.claimed", {"owner": self.owner}, None, run.current_node
@@ -164,15 +182,101 @@ class Executor:
     def _drive(self, claim: Claim) -> Run:
         run = claim.run
         workflow = self.registry.get(run.workflow, run.workflow_version)
+        self.heartbeat.watch(claim)
         try:
             try:
-                self._sync_procedures(claim)
-                self._loop(claim, workflow)
-            except RunCancelled:
-                self._finish(claim, RunStatus.CANCELLED, "run.cancelled", {}, error=None)
-        except LeaseLost:
-            log.warning("run %s: lease lost to another worker; stopped", claim.run.run_id)
+                try:
+                    if run.storage_faults >= self.max_storage_faults:
+                        self._review_storage_faults(claim)
+                        return claim.run
+                    self._sync_procedures(claim)
+                    self._loop(claim, workflow)
+                except RunCancelled:
+                    self._finish(claim, RunStatus.CANCELLED, "run.cancelled", {}, error=None)
+            except LeaseLost:
+                log.warning(
+                    "run %s: lease lost (%s); stopped",
+                    claim.run.run_id,
+                    claim.lost or "another worker owns the run",
+                )
+        except StorageUnavailable as exc:
+            self.heartbeat.unwatch()
+            self._hand_back(claim, exc)
+        finally:
+            self.heartbeat.unwatch()
         return claim.run
+
+    # -- storage faults ------------------------------------------------------------------
+
+    def _hand_back(self, claim: Claim, exc: StorageUnavailable) -> None:
+        """A storage fault stopped the claim: this is no fault of the node, so the run is
+        not failed. Hand it back, runnable after a backoff that grows with the faults in a
+        row; its next claim recovers it from the journal (an open intent is reconciled,
+        retried if retry-safe, or reviewed). If storage is still down, the lease runs out
+        instead and the run is recovered first by whichever worker claims next."""
+        self.storage_faults += 1
+        run = claim.run
+        log.warning(
+            "run %s: storage fault in node %s (%s: %s); handing the run back",
+            run.run_id,
+            run.current_node,
+            exc.code,
+            exc.message,
+        )
+        faults = run.storage_faults
+        delay = 0.0 if faults == 0 else min(self.lease.total_seconds(), 0.5 * 2 ** min(faults, 16))
+        error = f"storage fault in node {run.current_node!r}: {exc.message}"[:2000]
+        pause, deadline = 0.02, time.monotonic() + min(self.lease.total_seconds() / 2, 5.0)
+        while True:
+            now = self.clock.now()
+            try:
+                with self.storage.transaction(run.tenant_id) as txn:
+                    released = txn.release_after_fault(
+                        run.tenant_id,
+                        run.run_id,
+                        owner=self.owner,
+                        epoch=run.lease_epoch,
+                        error=error,
+                        resume_at=now + timedelta(seconds=delay),
+                        now=now,
+                    )
+                    if released is not None:
+                        data: dict[str, Any] = {
+                            "error": exc.code,
+                            "node": run.current_node,
+                            "faults": released.storage_faults,
+                        }
+                        txn.insert_events(
+                            [claim.event(released.event_seq, "run.storage_fault", data, None, None)]
+                        )
+            except StorageUnavailable:
+                if time.monotonic() + pause > deadline:
+                    return
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+                continue
+            if released is not None:
+                claim.run = released
+            return
+
+    def _review_storage_faults(self, claim: Claim) -> None:
+        """The same node was stopped by storage faults too many times in a row: a fault
+        that does not go away needs a person, not an endless loop."""
+        run = claim.run
+        visit = run.visits.get(run.current_node, 0) + 1
+        wait = claim.new_wait(
+            run.current_node,
+            visit,
+            0,
+            JournalKind.INTERRUPT,
+            InterruptReason.HUMAN_REVIEW,
+            f"storage failed {run.storage_faults} times in a row while node "
+            f"{run.current_node!r} ran (last: {run.error}). Fix the database, then answer "
+            "anything to run the node again",
+            {"error": StorageUnavailable.code, "faults": run.storage_faults},
+        )
+        review = claim.journal_entry(run.current_node, visit, 0, "review", JournalKind.INTERRUPT)
+        self._suspend(claim, Suspend(wait, review, "run.storage_faults"))
 
     def _sync_procedures(self, claim: Claim) -> None:
         """Publish the gate's directory for this tenant if it changed (one extra commit
@@ -246,12 +350,23 @@ class Executor:
                 return
             except (ActionNotApproved, WorkflowChanged) as exc:
                 claim.live = None
+                if claim.fault is not None:
+                    raise claim.fault from exc
                 self._escalate(claim, ctx, exc)
                 return
             except Exception as exc:
                 claim.live = None
+                claim.discard_steps()
+                if isinstance(exc, StorageUnavailable):
+                    raise
+                if claim.fault is not None:
+                    raise claim.fault from exc
                 self._node_failed(claim, node, exc)
                 return
+            if claim.fault is not None:
+                claim.live = None
+                claim.discard_steps()
+                raise claim.fault
             if next_node != END and next_node not in workflow.nodes:
                 self._finish(
                     claim,
@@ -325,6 +440,7 @@ class Executor:
             error=None,
             visits={**run.visits, node.name: visit},
             status=RunStatus.COMPLETED if finished else RunStatus.RUNNING,
+            storage_faults=0,
         )
         if finished:
             changes.update(lease_owner=None, lease_expires_at=None)
@@ -370,6 +486,7 @@ class Executor:
                 "resume_at": wait.resume_at,
                 "lease_owner": None,
                 "lease_expires_at": None,
+                "storage_faults": 0,
             },
             node=wait.node,
         )

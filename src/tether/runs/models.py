@@ -124,6 +124,10 @@ class Run(BaseModel):
     created_by: str
     updated_at: datetime
     updated_by: str
+    lease_epoch: int = 0
+    """Bumped by every claim: the fencing token of the current lease."""
+    storage_faults: int = 0
+    """Storage faults that stopped the current node in a row (reset when a node completes)."""
 
 
 class Checkpoint(BaseModel):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import random
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from tether.errors import InvalidInput
+from tether.errors import InvalidInput, StorageUnavailable
 from tether.redaction import get_logger
 from tether.runs.engine import Executor
 from tether.runs.service import Runs
@@ -44,11 +45,41 @@ def load_registry(spec: str) -> WorkflowRegistry:
     raise InvalidInput(f"{spec} is neither a WorkflowRegistry nor a Workflow")
 
 
+MAX_BACKOFF_S = 10.0
+"""The longest a worker waits between attempts while storage is unavailable."""
+
+
+class Backoff:
+    """Exponential backoff with full jitter, from ``first_s`` up to ``max_s``."""
+
+    def __init__(
+        self, first_s: float = 0.05, max_s: float = MAX_BACKOFF_S, rng: random.Random | None = None
+    ) -> None:
+        self.first_s = first_s
+        self.max_s = max_s
+        self.rng = rng or random.Random()
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        ceiling = min(self.max_s, self.first_s * 2 ** min(self.failures, 30))
+        self.failures += 1
+        return self.rng.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
 class Worker:
     """Loops over :meth:`Executor.execute_next`; polls when there is nothing to do.
 
     When idle it also expires waits past their expiry (``runs.expire_waits``), so an
     approval nobody decided in time sends its run down the rejection path.
+
+    Storage that cannot be reached (a restarting server, a lock held past the busy timeout,
+    a full disk, a read-only file) does not stop the worker: it waits a backoff that grows
+    up to :data:`MAX_BACKOFF_S` (or half the lease, if shorter), logs and counts the fault
+    (``storage_faults``), and tries again. Other errors (a missing database, an outdated
+    schema, a bug) still end it.
     """
 
     def __init__(self, executor: Executor, runs: Runs, *, poll_s: float = 0.5) -> None:
@@ -56,6 +87,10 @@ class Worker:
         self.runs = runs
         self.poll_s = poll_s
         self.stop = threading.Event()
+        self.storage_faults = 0
+        """Times storage was unavailable to the worker's loop (claims and expiries)."""
+        self.backoff = Backoff(max_s=min(MAX_BACKOFF_S, executor.lease.total_seconds() / 2))
+        """Never longer than half a lease, so a run whose worker died is soon recovered."""
 
     def run(self, *, until_idle: bool = False, max_runs: int | None = None) -> int:
         """Execute runs until ``stop`` is set (or, with ``until_idle``, none is runnable).
@@ -64,9 +99,23 @@ class Worker:
         """
         done = 0
         while not self.stop.is_set():
-            run = self.executor.execute_next()
-            if run is None and self.runs.expire_waits():
+            try:
+                run = self.executor.execute_next()
+                if run is None and self.runs.expire_waits():
+                    continue
+            except StorageUnavailable as exc:
+                self.storage_faults += 1
+                delay = self.backoff.next_delay()
+                log.warning(
+                    "storage unavailable (%s: %s); retrying in %.2fs (fault %d)",
+                    exc.code,
+                    exc.message,
+                    delay,
+                    self.storage_faults,
+                )
+                self.stop.wait(delay)
                 continue
+            self.backoff.reset()
             if run is None:
                 if until_idle:
                     break

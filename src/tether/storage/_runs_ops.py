@@ -104,6 +104,45 @@ class RunOps(QueryTransaction):
         )
         return self._run(row) if row else None
 
+    def renew_lease(
+        self, tenant_id: str, run_id: str, *, owner: str, epoch: int, lease_expires_at: datetime
+    ) -> bool:
+        """Extend the lease if ``owner`` still holds it at ``epoch``; whether it did."""
+        row = self._one(
+            "renew_lease",
+            tenant_id=tenant_id,
+            run_id=run_id,
+            owner=owner,
+            epoch=epoch,
+            lease_expires_at=self._ts_in(lease_expires_at),
+        )
+        return row is not None
+
+    def release_after_fault(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        owner: str,
+        epoch: int,
+        error: str,
+        resume_at: datetime,
+        now: datetime,
+    ) -> Run | None:
+        """Hand a run back after a storage fault (runnable at ``resume_at``, one more
+        fault counted) if ``owner`` still holds it at ``epoch``; the run as written."""
+        row = self._one(
+            "release_after_fault",
+            tenant_id=tenant_id,
+            run_id=run_id,
+            owner=owner,
+            epoch=epoch,
+            error=error,
+            resume_at=self._ts_in(resume_at),
+            now=self._ts_in(now),
+        )
+        return self._run(row) if row else None
+
     def find_runnable(
         self, *, now: datetime, workflow_keys: Sequence[str], limit: int
     ) -> list[tuple[str, str]]:

@@ -85,9 +85,32 @@ class RunStore(Protocol):
         ``workflow_keys`` (``name@version``)."""
         ...
 
+    def renew_lease(
+        self, tenant_id: str, run_id: str, *, owner: str, epoch: int, lease_expires_at: datetime
+    ) -> bool:
+        """Extend the lease if ``owner`` still holds it at ``epoch`` (the version stays)."""
+        ...
+
+    def release_after_fault(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        owner: str,
+        epoch: int,
+        error: str,
+        resume_at: datetime,
+        now: datetime,
+    ) -> Run | None:
+        """Hand the run back after a storage fault if ``owner`` holds it at ``epoch``."""
+        ...
+
     def find_runnable(
         self, *, now: datetime, workflow_keys: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]: ...
+    ) -> list[tuple[str, str]]:
+        """Runnable runs, those whose lease ran out first, then oldest first."""
+        ...
+
     def insert_checkpoint(self, checkpoint: Checkpoint) -> None: ...
     def list_checkpoints(
         self, tenant_id: str, run_id: str, *, from_seq: int = 0

@@ -59,6 +59,14 @@ SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
 
 
+TRANSIENT_SQLSTATE_CLASSES = ("08", "40", "53", "57", "58")
+"""Connection lost, serialization or deadlock, disk or memory full, server shutting down or
+restarting, system error: worth retrying once the server is back."""
+TRANSIENT_SQLSTATES = ("25006", "55P03", "55006")
+"""Read-only transaction (a standby or ``default_transaction_read_only``), lock timeout,
+object in use."""
+
+
 def translate_error(exc: BaseException, display_url: str, secrets: Sequence[str] = ()) -> NoReturn:
     """Re-raise a driver or pool error as Tether's own, keeping the cause.
 
@@ -76,7 +84,9 @@ def translate_error(exc: BaseException, display_url: str, secrets: Sequence[str]
         raise Conflict(f"the change conflicts with stored data ({message})") from exc
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         raise PermissionDenied(f"the database refused the operation: {message}") from exc
-    if isinstance(exc, psycopg.OperationalError):
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    transient = sqlstate in TRANSIENT_SQLSTATES or sqlstate[:2] in TRANSIENT_SQLSTATE_CLASSES
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) or transient:
         raise StorageUnavailable(f"PostgreSQL at {display_url} is unavailable: {message}") from exc
     raise StorageError(f"PostgreSQL error at {display_url}: {message}") from exc
 
@@ -204,6 +214,18 @@ class PostgresStorage:
         except psycopg.Error as exc:
             translate_error(exc, self.display_url, self._secrets)
 
+    def _fail(self, exc: BaseException) -> NoReturn:
+        """Translate ``exc``; after a lost connection, also drop the pool's idle
+        connections that died with it (after a server restart every one of them is dead,
+        and each would fail its next transaction in turn)."""
+        sqlstate = getattr(exc, "sqlstate", None) or ""
+        if isinstance(exc, psycopg.OperationalError) and sqlstate[:2] in ("", "08", "57"):
+            try:
+                self._pool.check()
+            except (psycopg.Error, PoolTimeout):
+                log.debug("checking the pool after a lost connection failed", exc_info=True)
+        translate_error(exc, self.display_url, self._secrets)
+
     @contextmanager
     def _begin(self, role: str, tenant_id: str, write: bool) -> Iterator[PostgresTransaction]:
         try:
@@ -227,7 +249,7 @@ class PostgresStorage:
                         conn.isolation_level = None
                         conn.read_only = None
         except (psycopg.Error, PoolTimeout) as exc:
-            translate_error(exc, self.display_url, self._secrets)
+            self._fail(exc)
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -262,9 +284,9 @@ class PostgresStorage:
                 raise LeaseLost() from None
             if exc.sqlstate == "TT002":
                 raise RunCancelled() from None
-            translate_error(exc, self.display_url, self._secrets)
+            self._fail(exc)
         except PoolTimeout as exc:
-            translate_error(exc, self.display_url, self._secrets)
+            self._fail(exc)
 
     def _applied_versions(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, int]:
         exists = conn.execute("SELECT to_regclass('tether_schema_versions') AS t").fetchone()

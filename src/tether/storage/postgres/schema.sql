@@ -138,6 +138,8 @@ CREATE TABLE runs (
     created_by       text NOT NULL,
     updated_at       timestamptz NOT NULL,
     updated_by       text NOT NULL,
+    lease_epoch      bigint NOT NULL DEFAULT 0,
+    storage_faults   integer NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, run_id)
 );
 
@@ -679,6 +681,7 @@ CREATE POLICY system_access ON procedure_current TO tether_system USING (true) W
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', now()),
        ('runs', 1, 'initial', now()),
+       ('runs', 2, 'leases', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),

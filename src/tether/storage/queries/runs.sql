@@ -6,16 +6,36 @@ INSERT INTO runs (tenant_id, run_id, workflow, workflow_version, status, current
                   state_version, checkpoint_seq, full_seq, delta_bytes, full_bytes, event_seq, version,
                   lease_owner, lease_expires_at, attempt, steps, max_steps, deadline,
                   resume_at, wait_id, cancel_requested, error, visits, created_at,
-                  created_by, updated_at, updated_by)
+                  created_by, updated_at, updated_by, lease_epoch, storage_faults)
 VALUES (:tenant_id, :run_id, :workflow, :workflow_version, :status, :current_node,
         :state_version, :checkpoint_seq, :full_seq, :delta_bytes, :full_bytes,
         :event_seq, :version,
         :lease_owner, :lease_expires_at, :attempt, :steps, :max_steps, :deadline,
         :resume_at, :wait_id, :cancel_requested, :error, :visits, :created_at,
-        :created_by, :updated_at, :updated_by);
+        :created_by, :updated_at, :updated_by, :lease_epoch, :storage_faults);
 
 -- name: get_run
 SELECT * FROM runs WHERE tenant_id = :tenant_id AND run_id = :run_id;
+
+-- name: renew_lease
+-- The heartbeat: extend the lease of the claim that holds it (owner and epoch), without
+-- touching the version, so the claim's own guarded writes are not disturbed.
+UPDATE runs SET lease_expires_at = :lease_expires_at
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND lease_owner = :owner
+  AND lease_epoch = :epoch AND status = 'running'
+RETURNING lease_epoch;
+
+-- name: release_after_fault
+-- A storage fault stopped the claim's node: hand the run back (runnable at :resume_at)
+-- and count the fault, only if this claim (owner and epoch) still holds the lease.
+UPDATE runs
+SET status = 'scheduled', resume_at = :resume_at, lease_owner = NULL,
+    lease_expires_at = NULL, storage_faults = storage_faults + 1, error = :error,
+    version = version + 1, event_seq = event_seq + 1, updated_at = :now,
+    updated_by = :owner
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND lease_owner = :owner
+  AND lease_epoch = :epoch AND status = 'running'
+RETURNING *;
 
 -- name: insert_checkpoint
 INSERT INTO run_checkpoints (tenant_id, run_id, seq, node, next_node, kind, payload,

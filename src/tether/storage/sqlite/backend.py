@@ -11,7 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -57,6 +57,12 @@ CREATE TABLE IF NOT EXISTS tether_schema_versions (
 """
 
 
+def is_lock_error(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is another writer holding the lock past ``busy_timeout``."""
+    lowered = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in lowered or "busy" in lowered)
+
+
 def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     """Re-raise a driver error as Tether's own, keeping the cause."""
     message = redact(str(exc))
@@ -69,7 +75,7 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
                 f"the SQLite database {path} stayed locked by another writer past "
                 "busy_timeout; retry, or raise TETHER_SQLITE_BUSY_TIMEOUT_MS"
             ) from exc
-        if "unable to open" in lowered or "readonly" in lowered or "disk" in lowered:
+        if any(word in lowered for word in ("unable to open", "readonly", "disk")):
             raise StorageUnavailable(f"cannot use the SQLite file {path}: {message}") from exc
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in message.lower():
         raise StorageUnavailable(f"{path} is not a SQLite database") from exc
@@ -207,6 +213,34 @@ class SQLiteStorage:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
 
+    def _discard_connection(self) -> None:
+        """Forget this thread's connection after a fault, so the next transaction opens a
+        fresh one (a connection opened while the file was read-only stays read-only)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is None:
+            return
+        with self._lock:
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with suppress(sqlite3.Error):
+            conn.close()
+
+    def _fail(self, conn: sqlite3.Connection, exc: sqlite3.Error) -> NoReturn:
+        """Roll back what is open, translate ``exc``, and drop the connection unless the
+        fault was only another writer's lock."""
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            self._discard_connection()
+        try:
+            translate_error(exc, self.path)
+        except StorageUnavailable:
+            if not is_lock_error(exc):
+                self._discard_connection()
+            raise
+
     @contextmanager
     def _begin(self, write: bool) -> Iterator[SQLiteTransaction]:
         conn = self._connection()
@@ -217,21 +251,22 @@ class SQLiteStorage:
         try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:
-            translate_error(exc, self.path)
+            self._fail(conn, exc)
         try:
             yield SQLiteTransaction(conn, self._queries)
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                translate_error(exc, self.path)
+        except sqlite3.Error as exc:
+            self._fail(conn, exc)
+        except BaseException:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                self._discard_connection()
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            translate_error(exc, self.path)
+            self._fail(conn, exc)
 
     def transaction(
         self, tenant_id: str, *, write: bool = True

@@ -92,6 +92,8 @@ CREATE TABLE runs (
     created_by       TEXT NOT NULL,
     updated_at       TEXT NOT NULL,
     updated_by       TEXT NOT NULL,
+    lease_epoch      INTEGER NOT NULL DEFAULT 0,
+    storage_faults   INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, run_id)
 ) WITHOUT ROWID;
 
@@ -413,6 +415,7 @@ ON CONFLICT (tenant_id) DO NOTHING;
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

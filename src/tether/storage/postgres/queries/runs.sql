@@ -17,6 +17,7 @@ SET status = %(status)s, current_node = %(current_node)s, state_version = %(stat
     event_seq = %(event_seq)s, version = version + 1, lease_owner = %(lease_owner)s,
     lease_expires_at = %(lease_expires_at)s, attempt = %(attempt)s, steps = %(steps)s,
     resume_at = %(resume_at)s, wait_id = %(wait_id)s, error = %(error)s, visits = %(visits)s,
+    storage_faults = %(storage_faults)s,
     updated_at = %(updated_at)s, updated_by = %(updated_by)s
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND version = %(expected_version)s
   AND lease_owner IS NOT DISTINCT FROM %(expected_owner)s::text
@@ -33,6 +34,7 @@ SET status = %(status)s, current_node = %(current_node)s, state_version = %(stat
     event_seq = %(event_seq)s, version = version + 1, lease_owner = %(lease_owner)s,
     lease_expires_at = %(lease_expires_at)s, attempt = %(attempt)s, steps = %(steps)s,
     resume_at = %(resume_at)s, wait_id = %(wait_id)s, error = %(error)s, visits = %(visits)s,
+    storage_faults = %(storage_faults)s,
     updated_at = %(updated_at)s, updated_by = %(updated_by)s
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND version = %(expected_version)s
   AND lease_owner IS NOT DISTINCT FROM %(expected_owner)s::text
@@ -53,7 +55,8 @@ RETURNING version;
 -- name: claim_run
 UPDATE runs
 SET status = 'running', lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s,
-    version = version + 1, event_seq = event_seq + 1, updated_at = %(now)s
+    version = version + 1, event_seq = event_seq + 1, lease_epoch = lease_epoch + 1,
+    updated_at = %(now)s
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
   AND (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < %(now)s))
@@ -62,12 +65,14 @@ WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
 RETURNING *;
 
 -- name: find_runnable
+-- Recovery first: a run whose lease ran out (its worker died or stalled) goes before
+-- queued and scheduled work, however long the backlog.
 SELECT tenant_id, run_id FROM runs
 WHERE (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < %(now)s))
        OR (status = 'scheduled' AND resume_at <= %(now)s))
   AND workflow || '@' || workflow_version = ANY(%(workflow_keys)s::text[])
-ORDER BY updated_at
+ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, updated_at
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 

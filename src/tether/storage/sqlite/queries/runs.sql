@@ -17,6 +17,7 @@ SET status = :status, current_node = :current_node, state_version = :state_versi
     event_seq = :event_seq, version = version + 1, lease_owner = :lease_owner,
     lease_expires_at = :lease_expires_at, attempt = :attempt, steps = :steps,
     resume_at = :resume_at, wait_id = :wait_id, error = :error, visits = :visits,
+    storage_faults = :storage_faults,
     updated_at = :updated_at, updated_by = :updated_by
 WHERE tenant_id = :tenant_id AND run_id = :run_id AND version = :expected_version
   AND lease_owner IS :expected_owner
@@ -31,7 +32,8 @@ RETURNING version;
 -- name: claim_run
 UPDATE runs
 SET status = 'running', lease_owner = :owner, lease_expires_at = :lease_expires_at,
-    version = version + 1, event_seq = event_seq + 1, updated_at = :now
+    version = version + 1, event_seq = event_seq + 1, lease_epoch = lease_epoch + 1,
+    updated_at = :now
 WHERE tenant_id = :tenant_id AND run_id = :run_id
   AND (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now))
@@ -40,12 +42,14 @@ WHERE tenant_id = :tenant_id AND run_id = :run_id
 RETURNING *;
 
 -- name: find_runnable
+-- Recovery first: a run whose lease ran out (its worker died or stalled) goes before
+-- queued and scheduled work, however long the backlog.
 SELECT tenant_id, run_id FROM runs
 WHERE (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now))
        OR (status = 'scheduled' AND resume_at <= :now))
   AND workflow || '@' || workflow_version IN (SELECT value FROM json_each(:workflow_keys))
-ORDER BY updated_at
+ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, updated_at
 LIMIT :limit;
 
 -- name: list_waits
