@@ -101,7 +101,13 @@ class RunContext:
         return self._claim.clock.now()
 
     def idempotency_key(self, position: int, name: str) -> str:
-        return idempotency_key(self._claim.run.run_id, self.node, self.visit, position, name)
+        """The key of the call at ``position``: as journaled if it was, so a call a run
+        journaled under an older key scheme is re-sent under the key the service saw."""
+        entry = self._journal.get(position)
+        if entry is not None and entry.name == name:
+            return entry.idempotency_key
+        run = self._claim.run
+        return idempotency_key(run.tenant_id, run.run_id, self.node, self.visit, position, name)
 
     # -- journal bookkeeping -------------------------------------------------------------
 
@@ -118,6 +124,7 @@ class RunContext:
         return self._position, entry
 
     def _entry(self, position: int, name: str, kind: JournalKind, **fields: Any) -> JournalEntry:
+        fields.setdefault("idempotency_key", self.idempotency_key(position, name))
         return self._claim.journal_entry(self.node, self.visit, position, name, kind, **fields)
 
     def _check_cancel(self) -> None:
