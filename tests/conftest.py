@@ -29,10 +29,27 @@ from pathlib import Path
 
 import pytest
 
+import tether
 from tests.support import POSTGRES_ENV, PostgresServer, TestDatabase
 from tether import Tether
 from tether.config import load_settings
 from tether.keys import create_key_file
+
+
+def _code_under_test_first_for_subprocesses() -> None:
+    """Put the source of the ``tether`` this session imported first on ``PYTHONPATH``, as
+    absolute paths: tests start ``tether`` processes from other working directories, and
+    they must run the same code as the tests, not another installed copy."""
+    source = str(Path(tether.__file__).resolve().parents[1])
+    entries = [
+        str(Path(entry).resolve())
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if entry
+    ]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([source, *entries]))
+
+
+_code_under_test_first_for_subprocesses()
 
 EXAMPLE_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 OPTIONAL_EXTRAS = {

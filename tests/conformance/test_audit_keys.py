@@ -17,18 +17,19 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import tether
-from tests.support import TestDatabase, record
+from tests.support import PostgresServer, TestDatabase, record
 from tether import Tether, canonical
 from tether.audit.chain import GENESIS, entry_hash, legacy_hash
 from tether.clock import format_timestamp, parse_timestamp
 from tether.errors import ConfigError
 from tether.keys import Keyring, read_key_file
+from tether.storage._sqlfile import load_migrations
 from tether.storage.base import AuditRow
 
 ATTACKER = Keyring(b"a key the attacker made up itself")
@@ -236,10 +237,7 @@ def test_tether_audit_verify_names_the_forged_entry(acme: Tether, backend: TestD
 
 
 def cli_environment(backend: TestDatabase) -> dict[str, str]:
-    """This environment, with the code under test first on the path of the child."""
     env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
-    source = str(Path(tether.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([source, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["TETHER_URL"] = backend.url
     return env
 
@@ -382,3 +380,62 @@ def test_a_key_file_others_can_read_is_refused(
 
     with pytest.raises(ConfigError, match="chmod 600"):
         Tether.open(url=url)
+
+
+# -- a PostgreSQL database from before keys ----------------------------------------------
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_from_before_keys_upgrades_and_its_trail_verifies(
+    postgres_server: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every migration up to this change, then data as the code before it wrote it: a
+    # SHA-256 chain, and the random subject-hash key kept in tether_meta.
+    name = postgres_server.create_database()
+    url = postgres_server.url(name)
+    database = TestDatabase("postgres", url, admin_url=url)
+    old_key = bytes(range(100, 132))
+    try:
+        with database.raw() as raw:
+            raw.conn.execute(
+                resources.files("tether.storage.postgres").joinpath("bootstrap.sql").read_text()
+            )
+            for migration in load_migrations("tether.storage.postgres"):
+                if migration.name == "signed_tenant":
+                    continue
+                raw.conn.execute(migration.sql)
+                raw.execute(
+                    "INSERT INTO tether_schema_versions VALUES (?, ?, ?, now())",
+                    [migration.component, migration.version, migration.name],
+                )
+            raw.execute("INSERT INTO tether_meta VALUES ('subject_hash_key', ?)", [old_key.hex()])
+            raw.execute(
+                "INSERT INTO tenants (tenant_id, name, created_at, created_by) "
+                "VALUES ('acme', 'acme', now(), 'system')"
+            )
+            sql = AsApplication("postgres", lambda q, p: raw.execute(q, p))
+            previous = GENESIS
+            for seq in (1, 2, 3):
+                row = forged_row(seq, previous, legacy_hash)
+                sql.insert(row)
+                previous = row.entry_hash
+            sql.move_head("acme", 3, previous)
+        monkeypatch.setenv("TETHER_KEY_FILE", str(tmp_path / "moved.key"))
+
+        app, applied = Tether.migrate(url=url)
+        with app:
+            record(app, "acme", 1)
+            report = app.audit.verify("acme")
+            actions = [entry.action for entry in app.audit.entries("acme")]
+            subject_hash = app.audit.subject_hash("acme", "patient-1")
+        with database.raw() as raw:
+            left = raw.execute("SELECT count(*) FROM tether_meta")
+
+        assert {(m.component, m.name) for m in applied} >= {("core", "signed_tenant")}
+        assert report.ok, report.problem
+        assert actions == ["case.closed"] * 3 + ["audit.keyed", "case.reviewed"]
+        assert read_key_file(tmp_path / "moved.key").master == old_key
+        assert subject_hash == hmac.new(old_key, b"acme\x00patient-1", hashlib.sha256).hexdigest()
+        assert left == [(0,)]
+    finally:
+        postgres_server.drop_database(name)
