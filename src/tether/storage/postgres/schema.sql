@@ -42,15 +42,22 @@ CREATE TABLE tether_secrets (
 REVOKE ALL ON tether_secrets FROM PUBLIC;
 
 CREATE FUNCTION tether_tenant() RETURNS text
-LANGUAGE sql STABLE SECURITY DEFINER AS $$
-    SELECT current_setting('tether.tenant_id', true)
-    FROM tether_secrets s
-    WHERE s.purpose = 'pg-tenant-context'
-      AND encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(
-              current_setting('tether.tenant_id', true) || chr(31) || pg_backend_pid()::text
-              || chr(31) || current_setting('tether.tenant_nonce', true), 'UTF8'))), 'hex')
-          = current_setting('tether.tenant_sig', true)
-$$;
+LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+DECLARE
+    claimed   text := current_setting('tether.tenant_id', true);
+    inner_key bytea;
+    outer_key bytea;
+BEGIN
+    SELECT s.inner_pad, s.outer_pad INTO inner_key, outer_key
+    FROM tether_secrets s WHERE s.purpose = 'pg-tenant-context';
+    IF encode(sha256(outer_key || sha256(inner_key || convert_to(
+           claimed || chr(31) || pg_backend_pid()::text
+           || chr(31) || current_setting('tether.tenant_nonce', true), 'UTF8'))), 'hex')
+       = current_setting('tether.tenant_sig', true) THEN
+        RETURN claimed;
+    END IF;
+    RETURN NULL;
+END $$;
 
 DO $$
 BEGIN
