@@ -99,10 +99,10 @@ class Tether:
         ``embedder`` turns on vector recall; without one, recall is lexical.
         """
         settings = settings or load_settings(url=url)
-        keyring = load_keyring(settings)
         storage = open_storage(settings)
         try:
             storage.check_schema()
+            keyring = load_keyring(settings)
             storage.use_keys(keyring)
             storage.check_keys()
         except BaseException:

@@ -247,6 +247,8 @@ class PostgresStorage:
         try:
             with self._begin(APP_ROLE, "", write=False) as txn:
                 row = txn.connection.execute("SELECT tether_tenant() IS NOT NULL AS ok").fetchone()
+        except StorageUnavailable:
+            raise
         except StorageError as exc:
             raise ConfigError(
                 f"cannot check the tenant-context key of {self.display_url}: {exc}"
