@@ -23,14 +23,34 @@ it fails instead, by the same rule.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+import tether
 from tests.support import POSTGRES_ENV, PostgresServer, TestDatabase
 from tether import Tether
+from tether.config import load_settings
+from tether.keys import create_key_file
+
+
+def _code_under_test_first_for_subprocesses() -> None:
+    """Put the source of the ``tether`` this session imported first on ``PYTHONPATH``, as
+    absolute paths: tests start ``tether`` processes from other working directories, and
+    they must run the same code as the tests, not another installed copy."""
+    source = str(Path(tether.__file__).resolve().parents[1])
+    entries = [
+        str(Path(entry).resolve())
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if entry
+    ]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([source, *entries]))
+
+
+_code_under_test_first_for_subprocesses()
 
 # Property tests explore new inputs on every local run; in CI they replay a fixed sequence
 # (a failure there reproduces), with no per-example deadline on a loaded 2-core runner.
@@ -122,12 +142,24 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     return _ModuleNeedingExtras.from_parent(parent, path=module_path)
 
 
+@pytest.fixture(scope="session")
+def test_key_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The master key every test database shares (TETHER_KEY_FILE), mode 0600."""
+    path = tmp_path_factory.mktemp("keys") / "tether.key"
+    create_key_file(path, secrets.token_bytes(32))
+    return path
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the developer's TETHER_* settings or writes into the checkout."""
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_key_file: Path
+) -> None:
+    """No test sees the developer's TETHER_* settings or writes into the checkout; every
+    test has a master key (tests of the key file's default place unset it)."""
     for name in list(os.environ):
         if name.startswith("TETHER_") and name != POSTGRES_ENV:
             monkeypatch.delenv(name)
+    monkeypatch.setenv("TETHER_KEY_FILE", str(test_key_file))
     monkeypatch.chdir(tmp_path)
 
 
@@ -141,10 +173,10 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture(scope="session")
-def postgres_template(postgres_server: PostgresServer) -> str:
+def postgres_template(postgres_server: PostgresServer, test_key_file: Path) -> str:
     """A database migrated once per session, copied for each test."""
     name = postgres_server.create_database()
-    app, _ = Tether.migrate(url=postgres_server.url(name))
+    app, _ = Tether.migrate(load_settings(url=postgres_server.url(name), key_file=test_key_file))
     app.close()
     postgres_server.disconnect_all(name)
     return name

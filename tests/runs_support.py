@@ -122,8 +122,9 @@ class Harness:
         return self.app.runs.wait(self.admin, wait_id)
 
     def recorded(self, key: str) -> bool:
-        """Whether storage holds a result for an effect key (``run:node:visit:pos:name``)."""
-        run_id = key.split(":", 1)[0]
+        """Whether storage holds a result for an effect key
+        (``tenant-digest:run:node:visit:pos:name``)."""
+        run_id = key.split(":")[1]
         return any(
             entry.idempotency_key == key and entry.status is JournalStatus.DONE
             for entry in self.journal(run_id)

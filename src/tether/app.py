@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -10,8 +9,8 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
-from tether.errors import SchemaOutdated
 from tether.ids import IdSource, UUID7Source
+from tether.keys import Keyring, load_keyring
 from tether.memory.service import Memory
 from tether.procedures.service import Procedures
 from tether.runs.engine import Executor
@@ -28,7 +27,7 @@ from tether.working.service import WorkingMemory
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
 
-_SUBJECT_KEY = "subject_hash_key"
+_LEGACY_SUBJECT_KEY = "subject_hash_key"
 
 
 class Tether:
@@ -47,6 +46,7 @@ class Tether:
         storage: Storage,
         settings: Settings,
         *,
+        keyring: Keyring | None = None,
         clock: Clock | None = None,
         ids: IdSource | None = None,
         embedder: Embedder | None = None,
@@ -55,8 +55,9 @@ class Tether:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.ids = ids or UUID7Source(self.clock)
-        self._subject_key = self._load_subject_key()
-        self.audit = AuditLog(storage, self.clock, self.ids, lambda: self._subject_key)
+        self.keyring = keyring or load_keyring(settings)
+        storage.use_keys(self.keyring)
+        self.audit = AuditLog(storage, self.clock, self.ids, self.keyring)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
@@ -108,6 +109,9 @@ class Tether:
         storage = open_storage(settings)
         try:
             storage.check_schema()
+            keyring = load_keyring(settings)
+            storage.use_keys(keyring)
+            storage.check_keys()
         except BaseException:
             storage.close()
             raise
@@ -115,34 +119,31 @@ class Tether:
             from tether.memory.embeddings import load_default_embedder
 
             embedder = load_default_embedder(settings.embedder)
-        return cls(storage, settings, clock=clock, ids=ids, embedder=embedder)
+        return cls(storage, settings, keyring=keyring, clock=clock, ids=ids, embedder=embedder)
 
     @classmethod
     def migrate(
         cls, settings: Settings | None = None, *, url: str | None = None
     ) -> tuple[Tether, list[AppliedMigration]]:
-        """Create the database if needed and bring it to the current schema."""
+        """Create the database if needed and bring it to the current schema.
+
+        Without a configured key it creates the key file (SQLite: ``<database>.key``),
+        holding the key an older database kept for its subject hashes if it has one, so
+        those hashes keep matching; that key then leaves the database. Trails written
+        before keys existed are sealed with a keyed entry.
+        """
         settings = settings or load_settings(url=url)
         storage = open_storage(settings, create=True)
         try:
+            keyring = load_keyring(settings, create=True, seed=_legacy_subject_key(storage))
+            storage.use_keys(keyring)
             applied = storage.migrate()
-            _ensure_subject_key(storage)
-            app = cls(storage, settings)
+            app = cls(storage, settings, keyring=keyring)
+            app.audit.seal_unkeyed_trails()
         except BaseException:
             storage.close()
             raise
         return app, applied
-
-    def _load_subject_key(self) -> bytes:
-        """The key for data-subject hashes: ``TETHER_SECRET_KEY``, else the database's own."""
-        if self.settings.secret_key is not None:
-            return self.settings.secret_key.get_secret_value().encode()
-        # tether_meta holds no tenant's rows; the application role may read it.
-        with self.storage.transaction("", write=False) as txn:
-            stored = txn.get_meta(_SUBJECT_KEY)
-        if stored is None:
-            raise SchemaOutdated("the database has no subject key yet; run `tether migrate`")
-        return bytes.fromhex(stored)
 
     def close(self) -> None:
         """Write the buffered recall log and access counts, then close the stores."""
@@ -166,8 +167,11 @@ class Tether:
         self.close()
 
 
-def _ensure_subject_key(storage: Storage) -> None:
-    """Give a new database its own random key for data-subject hashes."""
-    with storage.system_transaction() as txn:
-        if txn.get_meta(_SUBJECT_KEY) is None:
-            txn.insert_meta(_SUBJECT_KEY, secrets.token_hex(32))
+def _legacy_subject_key(storage: Storage) -> bytes | None:
+    """The subject-hash key a database made before keys left it kept for itself, if any."""
+    status = {row.component: row.applied for row in storage.schema_status()}
+    if status.get("core", 0) < 1:
+        return None
+    with storage.system_transaction(write=False) as txn:
+        stored = txn.get_meta(_LEGACY_SUBJECT_KEY)
+    return bytes.fromhex(stored) if stored else None

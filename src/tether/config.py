@@ -103,8 +103,23 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = Field(
         None,
         description=(
-            "Key for keyed hashes of data-subject ids. Unset: a random key kept in the "
-            "database is used; set it to keep the key outside the database."
+            "Master key (at least 16 bytes): every key Tether uses derives from it (see "
+            "docs/architecture.md, Keys). Unset: the key file is used."
+        ),
+    )
+    key_file: Path | None = Field(
+        None,
+        description=(
+            "File holding the master key (hex, one key per line, the current key first, "
+            "mode 0600). Default on SQLite: <database>.key, created by `tether migrate`. "
+            "PostgreSQL needs this or TETHER_SECRET_KEY."
+        ),
+    )
+    retired_keys: SecretStr | None = Field(
+        None,
+        description=(
+            "Comma-separated earlier master keys, used only to check what they signed "
+            "after a rotation."
         ),
     )
     tenant: str | None = Field(None, description="Default tenant for commands.")

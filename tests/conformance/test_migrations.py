@@ -5,17 +5,16 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from tests.structure import snapshot
 from tests.support import PostgresServer, TestDatabase
 from tether import Tether
+from tether.keys import read_key_file
 from tether.storage import open_storage
 from tether.storage.base import AppliedMigration
 
@@ -235,55 +234,24 @@ def test_many_concurrent_first_migrations_of_sqlite_files_all_succeed(tmp_path: 
     check_concurrent_first_migrations(databases)
 
 
-def test_concurrent_migrations_agree_on_one_subject_key(
-    postgres_server: PostgresServer, postgres_template: str
+def test_concurrent_first_migrations_create_one_key_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Two `tether migrate` runs on a database that has no subject key yet (as right after
-    # its tables were made) must both succeed and leave one key. A key row inserted and
-    # not yet committed by a third session holds both at the moment after each looked for
-    # a key and found none; rolling it back lets them race deterministically.
-    name = postgres_server.create_database(template=postgres_template)
-    url = postgres_server.url(name)
-    database = TestDatabase("postgres", url, admin_url=url)
-    try:
-        with database.raw() as raw:
-            raw.execute("DELETE FROM tether_meta WHERE key = 'subject_hash_key'")
-        with psycopg.connect(url) as blocker:
-            blocker.execute(
-                "INSERT INTO tether_meta (key, value) VALUES ('subject_hash_key', 'blocker')"
-            )
-            outcome: list[tuple[list[str], list[list[AppliedMigration]]]] = []
-            racing = threading.Thread(
-                target=lambda: outcome.append(migrate_at_once(database, workers=2))
-            )
-            racing.start()
-            wait_for_lock_waiters(postgres_server, name, count=2)
-            blocker.rollback()
-        racing.join()
+    # Without a configured key, each of several first migrations may try to create the
+    # key file beside the database; one does, and all of them then use its key.
+    monkeypatch.delenv("TETHER_KEY_FILE")
+    path = tmp_path / "new.db"
+    database = TestDatabase("sqlite", f"sqlite:///{path}", path=path)
 
-        [(errors, applied)] = outcome
-        assert errors == []
-        assert applied == [[], []]
-        with database.raw() as raw:
-            keys = raw.execute("SELECT value FROM tether_meta WHERE key = 'subject_hash_key'")
-        assert len(keys) == 1
-        assert keys[0][0] != "blocker"
-    finally:
-        postgres_server.drop_database(name)
+    errors, applied = migrate_at_once(database, workers=6)
 
-
-def wait_for_lock_waiters(server: PostgresServer, dbname: str, *, count: int) -> None:
-    """Poll until ``count`` sessions on ``dbname`` wait for a lock (deadline: 20 s)."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        [(waiting,)] = server.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
-            (dbname,),
-        )
-        if waiting == count:
-            return
-        time.sleep(0.01)  # poll interval, not a wait for the outcome
-    raise AssertionError(f"{count} sessions never came to wait for a lock on {dbname}")
+    assert errors == []
+    assert sorted(map(len, applied))[:5] == [0] * 5
+    key_file = tmp_path / "new.db.key"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    with Tether.open(url=database.url) as app:
+        assert app.keyring.master == read_key_file(key_file).master
 
 
 def test_migrate_of_a_new_sqlite_file_waits_for_another_writer(tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 The tests connect as a LOGIN role that is neither superuser nor table owner, lacks
 BYPASSRLS and is only a member of ``tether_app``: the role an application would use. Even
-hand-written SQL on that connection cannot reach another tenant's rows.
+hand-written SQL on that connection cannot reach another tenant's rows: not by setting
+the tenant itself (``set_config``), not by ``SET ROLE`` or ``RESET``, not by standing in a
+temporary table of its own for the key table; and it reads no key material.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -18,14 +21,13 @@ import pytest
 from tests.support import PostgresServer, record
 from tether import Tether
 from tether.config import load_settings
-from tether.errors import PermissionDenied, UnknownTenant
+from tether.errors import ConfigError, PermissionDenied, UnknownTenant
+from tether.keys import hmac_pads
+from tether.storage.postgres.backend import sign_tenant
 
 pytestmark = pytest.mark.postgres
 
 TABLES = ("tenants", "principals", "audit_log")
-# The tests below pass their own key so they exercise row-level security alone;
-# test_application_role_can_open_tether covers opening without one.
-SECRET = "rls-test-subject-key"
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class TwoTenants:
     role_url: str
 
     def settings(self, **overrides: object) -> Any:
-        return load_settings(url=self.role_url, secret_key=SECRET, **overrides)
+        return load_settings(url=self.role_url, **overrides)
 
     def superuser_rows(self, table: str, tenant_id: str) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.admin_url) as conn:
@@ -60,10 +62,12 @@ def application_role(postgres_server: PostgresServer) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def two_tenants_template(postgres_server: PostgresServer, postgres_template: str) -> str:
+def two_tenants_template(
+    postgres_server: PostgresServer, postgres_template: str, test_key_file: Path
+) -> str:
     """Tenants a and b, each with principals and an audit trail, written as the superuser."""
     dbname = postgres_server.create_database(template=postgres_template)
-    with Tether.open(url=postgres_server.url(dbname)) as app:
+    with Tether.open(load_settings(url=postgres_server.url(dbname), key_file=test_key_file)) as app:
         app.tenants.create("a", admin="alice")
         app.tenants.create("b", admin="bob")
         app.tenants.grant(app.tenants.principal("b", "bob"), "bert", ["viewer"])
@@ -262,3 +266,141 @@ def test_tether_on_a_superuser_url_is_still_confined_by_tenant(two_tenants: TwoT
         rows = txn.connection.execute("SELECT DISTINCT tenant_id FROM audit_log").fetchall()
 
     assert rows == [{"tenant_id": "a"}]
+
+
+def tenant_tables(two_tenants: TwoTenants) -> list[str]:
+    with psycopg.connect(two_tenants.admin_url) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_policies WHERE policyname = 'tenant_isolation' "
+            "ORDER BY tablename"
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+ATTACKER_KEY = b"a key the attacker made up itself"
+FORGE_ATTACKS = {
+    "set-tenant": ["SELECT set_config('tether.tenant_id', 'b', true)"],
+    "set-tenant-for-the-session": ["SELECT set_config('tether.tenant_id', 'b', false)"],
+    "set-role-then-tenant": [
+        "SET ROLE tether_app",
+        "SELECT set_config('tether.tenant_id', 'b', true)",
+    ],
+    "reset-role-then-tenant": [
+        "RESET ROLE",
+        "SELECT set_config('tether.tenant_id', 'b', true)",
+    ],
+    "reset-all-then-tenant": ["RESET ALL", "SET tether.tenant_id = 'b'"],
+    "own-key-in-a-temporary-table": [
+        "CREATE TEMP TABLE tether_secrets (purpose text, inner_pad bytea, outer_pad bytea)",
+        "INSERT INTO pg_temp.tether_secrets VALUES ('pg-tenant-context', %(inner)s, %(outer)s)",
+        "SELECT set_config('tether.tenant_id', 'b', true), "
+        "set_config('tether.tenant_nonce', %(nonce)s, true), "
+        "set_config('tether.tenant_sig', %(sig)s, true)",
+    ],
+}
+
+
+@pytest.mark.parametrize("attack", sorted(FORGE_ATTACKS))
+def test_sql_in_a_tenant_transaction_cannot_forge_another_tenant(
+    two_tenants: TwoTenants, attack: str
+) -> None:
+    tables = tenant_tables(two_tenants)
+    with Tether.open(two_tenants.settings()) as app, app.storage.transaction("a") as txn:
+        conn = txn.connection
+        pid = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        inner, outer = hmac_pads(ATTACKER_KEY)
+        nonce, sig = sign_tenant(ATTACKER_KEY, "b", pid)
+        params = {"inner": inner, "outer": outer, "nonce": nonce, "sig": sig}
+        for statement in FORGE_ATTACKS[attack]:
+            conn.execute(statement, params if "%(" in statement else None)
+        seen = {
+            table: conn.execute(f"SELECT DISTINCT tenant_id FROM {table}").fetchall()
+            for table in tables
+        }
+        verified = conn.execute("SELECT tether_tenant() AS t").fetchone()["t"]
+
+    assert {"tenants", "principals", "audit_log", "runs", "memories"} <= set(tables)
+    assert all(row["tenant_id"] in {"a", "_global"} for rows in seen.values() for row in rows)
+    assert verified in {None, "a"}
+    assert two_tenants.superuser_rows("principals", "b")
+
+
+@pytest.mark.parametrize("attack", ["set-tenant", "reset-role-then-tenant"])
+def test_sql_that_forges_the_tenant_cannot_write_another_tenants_principals(
+    two_tenants: TwoTenants, attack: str
+) -> None:
+    before = two_tenants.superuser_rows("principals", "b")
+    with (
+        Tether.open(two_tenants.settings()) as app,
+        pytest.raises(PermissionDenied),
+        app.storage.transaction("a") as txn,
+    ):
+        for statement in FORGE_ATTACKS[attack]:
+            txn.connection.execute(statement)
+        txn.connection.execute(
+            "INSERT INTO principals (tenant_id, principal_id, roles, created_at, "
+            "created_by, updated_at, updated_by) VALUES ('b', 'mallory', '[\"admin\"]', "
+            "now(), 'x', now(), 'x')"
+        )
+
+    assert two_tenants.superuser_rows("principals", "b") == before
+
+
+@pytest.mark.parametrize("table", ["tether_secrets", "tether_meta"])
+@pytest.mark.parametrize("reset", [False, True], ids=["as-tether_app", "after-reset-role"])
+def test_the_application_role_reads_no_key_material(
+    two_tenants: TwoTenants, table: str, reset: bool
+) -> None:
+    with (
+        Tether.open(two_tenants.settings()) as app,
+        pytest.raises(PermissionDenied),
+        app.storage.transaction("a") as txn,
+    ):
+        if reset:
+            txn.connection.execute("RESET ROLE")
+        txn.connection.execute(f"SELECT * FROM {table}")
+
+    with psycopg.connect(two_tenants.admin_url) as conn:
+        stored = conn.execute("SELECT count(*) FROM tether_secrets").fetchone()
+        meta_keys = conn.execute(
+            "SELECT count(*) FROM tether_meta WHERE key = 'subject_hash_key'"
+        ).fetchone()
+    assert stored == (1,)
+    assert meta_keys == (0,)
+
+
+def test_a_signature_for_another_backend_is_refused(two_tenants: TwoTenants) -> None:
+    # What a session could learn of another session's context is bound to that
+    # session's backend: replayed elsewhere, it selects nothing.
+    settings = two_tenants.settings(pg_pool_min_size=2, pg_pool_max_size=2)
+    with Tether.open(settings) as app, app.storage.transaction("b") as txn_b:
+        stolen = txn_b.connection.execute(
+            "SELECT current_setting('tether.tenant_nonce') AS nonce, "
+            "current_setting('tether.tenant_sig') AS sig"
+        ).fetchone()
+        with app.storage.transaction("a") as txn_a:
+            txn_a.connection.execute(
+                "SELECT set_config('tether.tenant_id', 'b', true), "
+                "set_config('tether.tenant_nonce', %(nonce)s, true), "
+                "set_config('tether.tenant_sig', %(sig)s, true)",
+                stolen,
+            )
+            seen = txn_a.connection.execute("SELECT tenant_id FROM principals").fetchall()
+
+    assert seen == []
+
+
+def test_opening_with_another_key_than_the_database_was_migrated_with_is_refused(
+    two_tenants: TwoTenants,
+) -> None:
+    with pytest.raises(ConfigError, match="not the one"):
+        Tether.open(two_tenants.settings(secret_key="a different master key, 32 bytes"))
+
+
+def test_postgres_without_a_key_is_refused_with_a_clear_error(
+    two_tenants: TwoTenants, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TETHER_KEY_FILE")
+
+    with pytest.raises(ConfigError, match="TETHER_SECRET_KEY"):
+        Tether.open(url=two_tenants.role_url)

@@ -40,6 +40,7 @@ from tether.runs import (
     Workflow,
     WorkflowRegistry,
 )
+from tether.runs.claim import idempotency_key
 
 MODES = ["retry_safe", "review", "reconcile"]
 TIMEOUT_S = 10.0
@@ -452,7 +453,7 @@ def test_an_effect_that_times_out_is_settled_like_a_crash(h: Harness) -> None:
     finally:
         release.set()
 
-    key = f"{run.run_id}:note:1:1:create_case_note"
+    key = idempotency_key(TENANT, run.run_id, "note", 1, 1, "create_case_note")
     assert dict(service.calls) == {key: 1}
     assert after.status is RunStatus.PAUSED, f"the run is {after.status}: {after.error}"
     review = open_wait(h, after)

@@ -20,6 +20,7 @@ from tests.runs_support import (
 )
 from tests.support import TestDatabase
 from tether.runs import END, RunContext, RunStatus, Workflow, WorkflowRegistry
+from tether.runs.claim import idempotency_key
 
 BOUNDARIES_PER_VISIT = [
     "before_intent",
@@ -93,7 +94,7 @@ def test_each_visit_of_a_looping_node_performs_its_effect_under_its_own_key(
 
     finish(h, registry, run.run_id, FaultPlan())
 
-    keys = [f"{run.run_id}:remind:{visit}:2:send_reminder" for visit in (1, 2, 3)]
+    keys = [idempotency_key(TENANT, run.run_id, "remind", v, 2, "send_reminder") for v in (1, 2, 3)]
     assert service.order == keys
     assert service.calls == Counter({key: 1 for key in keys})
     assert [r["round"] for r in h.state(run.run_id)["sent"]] == [1, 2, 3]
@@ -114,7 +115,9 @@ def test_a_crash_in_the_second_visit_repeats_nothing_of_the_first(h: Harness, po
     assert plan.crashed is not None
     assert plan.crashed[0] == point
     assert len(owners) == 2
-    first, second, third = (f"{run.run_id}:remind:{v}:2:send_reminder" for v in (1, 2, 3))
+    first, second, third = (
+        idempotency_key(TENANT, run.run_id, "remind", v, 2, "send_reminder") for v in (1, 2, 3)
+    )
     assert service.calls[first] == 1
     assert quotes[1] == 1, "the first visit's model step ran again"
     assert service.calls[third] == 1

@@ -45,7 +45,8 @@ class Result:
 
 
 class Cli:
-    """Runs ``tether`` in a clean environment: only the TETHER_* variables a test sets."""
+    """Runs ``tether`` in a clean environment: only the TETHER_* variables a test sets, and
+    the test's master key (``TETHER_KEY_FILE``)."""
 
     def __init__(self, cwd: Path, url: str) -> None:
         self.cwd = cwd
@@ -55,7 +56,8 @@ class Cli:
         env = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith("TETHER_") and key not in {"COLUMNS", "LINES"}
+            if (not key.startswith("TETHER_") or key == "TETHER_KEY_FILE")
+            and key not in {"COLUMNS", "LINES"}
         }
         if url is not None:
             env["TETHER_URL"] = url

@@ -35,7 +35,9 @@ def start_worker(db: TestDatabase, service_db: Path, owner: str) -> subprocess.P
         **os.environ,
         "TETHER_URL": db.url,
         "KILL_SERVICE_DB": str(service_db),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     command = [
         sys.executable,

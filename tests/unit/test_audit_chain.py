@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from tether import canonical
-from tether.audit.chain import GENESIS, VerifyReport, entry_hash, verify_chain
+from tether.audit.chain import GENESIS, VerifyReport, entry_hash, legacy_hash, verify_chain
+from tether.keys import Keyring
 from tether.storage.base import AuditRow
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
+KEYRING = Keyring(b"unit test master key")
 
 
 def make_chain(length: int, tenant_id: str = "acme") -> list[AuditRow]:
@@ -32,7 +35,7 @@ def make_chain(length: int, tenant_id: str = "acme") -> list[AuditRow]:
             prev_hash=previous,
             entry_hash="",
         )
-        row = dataclasses.replace(unsigned, entry_hash=entry_hash(unsigned))
+        row = dataclasses.replace(unsigned, entry_hash=entry_hash(unsigned, KEYRING))
         rows.append(row)
         previous = row.entry_hash
     return rows
@@ -43,7 +46,7 @@ def verify(rows: list[AuditRow], original: list[AuditRow]) -> VerifyReport:
     head_seq = original[-1].seq if original else 0
     head_hash = original[-1].entry_hash if original else GENESIS
     ordered = sorted(rows, key=lambda row: row.seq)
-    return verify_chain("acme", ordered, head_seq=head_seq, head_hash=head_hash)
+    return verify_chain("acme", ordered, head_seq=head_seq, head_hash=head_hash, keyring=KEYRING)
 
 
 def swap_seq(rows: list[AuditRow], first: int, second: int) -> list[AuditRow]:
@@ -83,8 +86,8 @@ def test_first_entry_links_to_genesis_and_each_next_to_its_predecessor() -> None
 def test_hash_depends_on_content_and_predecessor_but_not_on_seq() -> None:
     row = make_chain(1)[0]
 
-    assert entry_hash(dataclasses.replace(row, seq=99)) == row.entry_hash
-    assert entry_hash(dataclasses.replace(row, prev_hash="x")) != row.entry_hash
+    assert entry_hash(dataclasses.replace(row, seq=99), KEYRING) == row.entry_hash
+    assert entry_hash(dataclasses.replace(row, prev_hash="x"), KEYRING) != row.entry_hash
 
 
 @pytest.mark.parametrize(
@@ -118,7 +121,7 @@ def test_edited_entry_is_named(field: str, value: object) -> None:
 def test_edited_entry_with_a_recomputed_hash_breaks_the_next_link() -> None:
     chain = make_chain(5)
     forged = dataclasses.replace(chain[2], details_json=canonical.dumps({"number": 999}))
-    forged = dataclasses.replace(forged, entry_hash=entry_hash(forged))
+    forged = dataclasses.replace(forged, entry_hash=entry_hash(forged, KEYRING))
     tampered = [*chain[:2], forged, *chain[3:]]
 
     report = verify(tampered, chain)
@@ -210,7 +213,7 @@ def test_trail_deleted_entirely_is_truncated() -> None:
 def test_last_entry_replaced_with_a_recomputed_hash_is_named() -> None:
     chain = make_chain(3)
     forged = dataclasses.replace(chain[2], actor_id="mallory")
-    forged = dataclasses.replace(forged, entry_hash=entry_hash(forged))
+    forged = dataclasses.replace(forged, entry_hash=entry_hash(forged, KEYRING))
 
     report = verify([*chain[:2], forged], chain)
 
@@ -231,3 +234,88 @@ def test_the_first_of_several_problems_is_reported() -> None:
     assert report.problem is not None
     assert report.problem.kind == "edited"
     assert report.problem.seq == 2
+
+
+def legacy_chain(length: int) -> list[AuditRow]:
+    """A chain as written before keys existed: plain SHA-256 links."""
+    rows: list[AuditRow] = []
+    previous = GENESIS
+    for row in make_chain(length):
+        unsigned = dataclasses.replace(row, prev_hash=previous, entry_hash="")
+        row = dataclasses.replace(unsigned, entry_hash=legacy_hash(unsigned))
+        rows.append(row)
+        previous = row.entry_hash
+    return rows
+
+
+def append(rows: list[AuditRow], sign: Callable[[AuditRow], str]) -> list[AuditRow]:
+    unsigned = dataclasses.replace(
+        make_chain(len(rows) + 1)[-1], prev_hash=rows[-1].entry_hash, entry_hash=""
+    )
+    return [*rows, dataclasses.replace(unsigned, entry_hash=sign(unsigned))]
+
+
+def test_keyed_entries_name_the_key_they_were_made_with() -> None:
+    chain = make_chain(2)
+
+    assert all(row.entry_hash.startswith(f"hmac-sha256:{KEYRING.current_id}:") for row in chain)
+    assert verify(chain, chain).ok
+
+
+def test_an_unkeyed_trail_sealed_by_a_keyed_entry_verifies() -> None:
+    sealed = append(legacy_chain(4), lambda row: entry_hash(row, KEYRING))
+
+    assert verify(sealed, sealed).ok
+
+
+def test_an_unkeyed_trail_without_a_seal_is_reported() -> None:
+    chain = legacy_chain(4)
+
+    report = verify(chain, chain)
+
+    assert report.problem is not None
+    assert report.problem.kind == "forged"
+    assert report.problem.seq == 4
+
+
+@pytest.mark.parametrize(
+    "sign",
+    [
+        legacy_hash,
+        lambda row: entry_hash(row, Keyring(b"the attacker's own key")),
+        lambda row: entry_hash(row, Keyring(b"the attacker's own key")).replace(
+            Keyring(b"the attacker's own key").current_id, KEYRING.current_id
+        ),
+    ],
+    ids=["plain-sha256", "own-key", "own-key-under-our-key-id"],
+)
+def test_an_entry_appended_without_the_key_is_named(sign: Callable[[AuditRow], str]) -> None:
+    forged = append(make_chain(3), sign)
+
+    report = verify(forged, forged)
+
+    assert report.problem is not None
+    assert report.problem.kind in {"forged", "edited"}
+    assert report.problem.seq == 4
+
+
+def test_a_retired_key_still_verifies_what_it_signed() -> None:
+    old = make_chain(3)
+    rotated = Keyring(b"the next master key", (KEYRING.master,))
+    chain = append(old, lambda row: entry_hash(row, rotated))
+
+    report = verify_chain(
+        "acme", chain, head_seq=4, head_hash=chain[-1].entry_hash, keyring=rotated
+    )
+    without_old = verify_chain(
+        "acme",
+        chain,
+        head_seq=4,
+        head_hash=chain[-1].entry_hash,
+        keyring=Keyring(b"the next master key"),
+    )
+
+    assert report.ok
+    assert without_old.problem is not None
+    assert without_old.problem.seq == 1
+    assert "does not hold" in without_old.problem.message

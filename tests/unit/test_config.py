@@ -12,6 +12,8 @@ from tether.errors import ConfigError
 ENVIRONMENT_SAMPLES: dict[str, tuple[str, object]] = {
     "url": ("postgresql://tether@db.example:5433/prod", "postgresql://tether@db.example:5433/prod"),
     "secret_key": ("k3y-material", "k3y-material"),
+    "key_file": ("/srv/tether.key", Path("/srv/tether.key")),
+    "retired_keys": ("old-k3y", "old-k3y"),
     "tenant": ("acme", "acme"),
     "embedder": ("none", "none"),
     "principal": ("alice", "alice"),
@@ -46,7 +48,7 @@ def test_every_field_is_settable_through_its_tether_variable(
 
     value = getattr(load_settings(), field)
 
-    if field == "secret_key":
+    if field in {"secret_key", "retired_keys"}:
         value = value.get_secret_value()
     assert value == expected
 

@@ -5,17 +5,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from tether import canonical
-from tether.audit.chain import VerifyReport, entry_hash, verify_chain
+from tether.audit.chain import VerifyReport, entry_hash, is_keyed, verify_chain
 from tether.clock import Clock
 from tether.errors import InvalidInput, UnknownTenant
 from tether.ids import IdSource
+from tether.keys import Keyring
 from tether.principals import Principal
 from tether.storage.base import AuditRow, Storage, iter_audit_entries
 from tether.storage.stores import CoreStore
@@ -67,18 +68,16 @@ class AuditLog:
     data out of ``details`` and ``target``: name records by id.
     """
 
-    def __init__(
-        self, storage: Storage, clock: Clock, ids: IdSource, subject_key: Callable[[], bytes]
-    ) -> None:
+    def __init__(self, storage: Storage, clock: Clock, ids: IdSource, keyring: Keyring) -> None:
         self._storage = storage
         self._clock = clock
         self._ids = ids
-        self._subject_key = subject_key
+        self._keyring = keyring
 
     def subject_hash(self, tenant_id: str, subject_id: str) -> str:
         """The keyed hash under which ``subject_id`` appears in ``tenant_id``'s trail."""
         message = f"{tenant_id}\x00{subject_id}".encode()
-        return hmac.new(self._subject_key(), message, hashlib.sha256).hexdigest()
+        return hmac.new(self._keyring.subject_key, message, hashlib.sha256).hexdigest()
 
     def record_txn(
         self,
@@ -117,7 +116,7 @@ class AuditLog:
             prev_hash=head,
             entry_hash="",
         )
-        row = AuditRow(**{**unsigned.__dict__, "entry_hash": entry_hash(unsigned)})
+        row = AuditRow(**{**unsigned.__dict__, "entry_hash": entry_hash(unsigned, self._keyring)})
         txn.insert_audit_entry(row)
         txn.set_audit_head(tenant_id, row.seq, row.entry_hash)
         return AuditEntry.from_row(row)
@@ -145,6 +144,36 @@ class AuditLog:
             subjects=subjects,
         )
 
+    def seal_unkeyed_trails(self) -> list[str]:
+        """Append a keyed ``audit.keyed`` entry to every trail that ends on an unkeyed one.
+
+        Trails written before keys existed end on a plain SHA-256 hash, which anyone who
+        can write the database could recompute; the keyed entry chains onto it, so from
+        then on the whole prefix verifies only as it stands. ``tether migrate`` runs this.
+
+        Returns:
+            The tenants whose trails were sealed.
+        """
+        with self._storage.system_transaction() as txn:
+            unsealed = [
+                tenant
+                for tenant in txn.list_tenants()
+                if tenant.audit_head and not is_keyed(tenant.audit_head)
+            ]
+            for tenant in unsealed:
+                self.record_txn(
+                    txn,
+                    tenant_id=tenant.tenant_id,
+                    actor_id="system",
+                    action="audit.keyed",
+                    target=f"tenant:{tenant.tenant_id}",
+                    details={
+                        "unkeyed_entries": tenant.audit_seq,
+                        "key_id": self._keyring.current_id,
+                    },
+                )
+        return [tenant.tenant_id for tenant in unsealed]
+
     def entries(self, tenant_id: str, *, after_seq: int = 0, limit: int = 100) -> list[AuditEntry]:
         with self._storage.transaction(tenant_id, write=False) as txn:
             rows = txn.list_audit_entries(tenant_id, after_seq=after_seq, limit=limit)
@@ -161,4 +190,5 @@ class AuditLog:
                 iter_audit_entries(txn, tenant_id),
                 head_seq=tenant.audit_seq,
                 head_hash=tenant.audit_head,
+                keyring=self._keyring,
             )

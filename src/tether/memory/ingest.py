@@ -420,9 +420,27 @@ def global_actor(principal: Principal) -> str:
 
 
 def _effect_recorded(txn: RunStore, tenant: str, key: str) -> bool:
+    """Whether ``key`` names a finished effect of a run of ``tenant``.
+
+    Keys read ``<tenant digest>:<run>:<node>:<visit>:<position>:<name>``; calls journaled
+    before the tenant digest was added read ``<run>:<node>:<visit>:<position>:<name>``.
+    Both readings are tried; the stored key must match exactly.
+    """
     parts = key.split(":")
-    if len(parts) < 5:
-        return False
+    for start in (1, 0):
+        if len(parts) < start + 5:
+            continue
+        run_id, node, visit, position = parts[start : start + 4]
+        if not (visit.isdigit() and position.isdigit()):
+            continue
+        for entry in txn.list_journal_visit(tenant, run_id, node, int(visit)):
+            if (
+                entry.position == int(position)
+                and entry.idempotency_key == key
+                and entry.result is not None
+            ):
+                return True
+    return False
     run_id, node, visit, position = parts[0], parts[1], parts[2], parts[3]
     if not (visit.isdigit() and position.isdigit()):
         return False

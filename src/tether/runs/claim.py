@@ -15,6 +15,7 @@ at no extra cost.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -61,9 +62,17 @@ def load_state_dict(txn: RunStore, run: Run) -> tuple[dict[str, Any], int]:
     return state, version
 
 
-def idempotency_key(run_id: str, node: str, visit: int, position: int, name: str) -> str:
-    """The key of a journaled call: the same on every re-run of the same node visit."""
-    return f"{run_id}:{node}:{visit}:{position}:{name}"
+def idempotency_key(
+    tenant_id: str, run_id: str, node: str, visit: int, position: int, name: str
+) -> str:
+    """The key of a journaled call: the same on every re-run of the same node visit.
+
+    It starts with a digest of the tenant, so two tenants never send a service the same
+    key, even for runs whose ids their callers chose alike. (Calls journaled before the
+    digest was added keep the key they were journaled with; see ``RunContext``.)
+    """
+    tenant = hashlib.sha256(tenant_id.encode()).hexdigest()[:16]
+    return f"{tenant}:{run_id}:{node}:{visit}:{position}:{name}"
 
 
 class Claim:
@@ -198,7 +207,9 @@ class Claim:
             "position": position,
             "name": name,
             "kind": kind,
-            "idempotency_key": idempotency_key(run.run_id, node, visit, position, name),
+            "idempotency_key": idempotency_key(
+                run.tenant_id, run.run_id, node, visit, position, name
+            ),
             "status": JournalStatus.DONE,
             "request_digest": "",
             "result": None,

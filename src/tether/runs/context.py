@@ -109,7 +109,12 @@ class RunContext:
         return self._claim.run.lease_epoch
 
     def idempotency_key(self, position: int, name: str) -> str:
-        return idempotency_key(self._claim.run.run_id, self.node, self.visit, position, name)
+        """The call's key; as journaled if it was (an older scheme's key is kept)."""
+        entry = self._journal.get(position)
+        if entry is not None and entry.name == name:
+            return entry.idempotency_key
+        run = self._claim.run
+        return idempotency_key(run.tenant_id, run.run_id, self.node, self.visit, position, name)
 
     # -- journal bookkeeping -------------------------------------------------------------
 
@@ -126,6 +131,7 @@ class RunContext:
         return self._position, entry
 
     def _entry(self, position: int, name: str, kind: JournalKind, **fields: Any) -> JournalEntry:
+        fields.setdefault("idempotency_key", self.idempotency_key(position, name))
         return self._claim.journal_entry(self.node, self.visit, position, name, kind, **fields)
 
     def _check_cancel(self) -> None:

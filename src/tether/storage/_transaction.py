@@ -151,6 +151,3 @@ class QueryTransaction(ABC):
     def get_meta(self, key: str) -> str | None:
         row = self._one("get_meta", key=key)
         return str(row["value"]) if row else None
-
-    def insert_meta(self, key: str, value: str) -> None:
-        self._fetch("insert_meta", {"key": key, "value": value})

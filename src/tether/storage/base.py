@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Literal, Protocol
 
+from tether.keys import Keyring
 from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
@@ -69,7 +70,20 @@ class Storage(Protocol):
         ...
 
     def migrate(self) -> list[AppliedMigration]:
-        """Apply every pending migration, in order; return what was applied."""
+        """Apply every pending migration, in order; return what was applied.
+
+        PostgreSQL also stores the tenant-context key of the keys in use (see
+        :meth:`use_keys`) where only the migrating role can read it.
+        """
+        ...
+
+    def use_keys(self, keyring: Keyring) -> None:
+        """Use ``keyring`` from now on (PostgreSQL signs each tenant transaction with it)."""
+        ...
+
+    def check_keys(self) -> None:
+        """Raise :class:`~tether.errors.ConfigError` unless the database was migrated with
+        these keys (PostgreSQL; nothing to check on SQLite)."""
         ...
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:

@@ -1,15 +1,21 @@
 """The PostgreSQL backend (psycopg 3 with a connection pool), for many workers.
 
-Each tenant transaction switches to the ``tether_app`` role and sets
-``tether.tenant_id`` with ``set_config(…, true)``: both end with the transaction, so a
-pooled connection never carries a tenant or a role into the next one. Row-level security
-then confines every statement to that tenant, whatever the application asked for.
+Each tenant transaction switches to the ``tether_app`` role and sets ``tether.tenant_id``,
+a random ``tether.tenant_nonce`` and ``tether.tenant_sig`` with ``set_config(…, true)``:
+all end with the transaction, so a pooled connection never carries a tenant or a role into
+the next one. The signature is an HMAC of the tenant, the backend's process id and the
+nonce under a key derived from the master key; row-level security counts the tenant only
+when ``tether_tenant()`` (which alone reads the database's copy of that key) finds the
+signature right. SQL that sets the tenant itself, without the key, sees no tenant's rows.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import re
+import secrets
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -25,6 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from tether.clock import to_utc
 from tether.config import Settings
 from tether.errors import (
+    ConfigError,
     Conflict,
     DatabaseMissing,
     LeaseLost,
@@ -33,6 +40,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -57,6 +65,17 @@ _KEPT_DEAD = re.compile(r"(\d+) dead row versions cannot be removed yet")
 APP_ROLE = "tether_app"
 SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
+_SET_CONTEXT = (
+    "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true), "
+    "set_config('tether.tenant_nonce', %s, true), set_config('tether.tenant_sig', %s, true)"
+)
+
+
+def sign_tenant(key: bytes, tenant_id: str, backend_pid: int) -> tuple[str, str]:
+    """A fresh nonce and the signature ``tether_tenant()`` accepts for this backend."""
+    nonce = secrets.token_hex(16)
+    message = f"{tenant_id}\x1f{backend_pid}\x1f{nonce}".encode()
+    return nonce, hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
 TRANSIENT_SQLSTATE_CLASSES = ("08", "40", "53", "57", "58")
@@ -109,9 +128,13 @@ class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOp
         with self.connection.cursor() as cursor:
             cursor.executemany(self._queries[name], params)
 
-    def step_script(self, write: StepWrite, cursor: psycopg.ClientCursor[Any]) -> str:
+    def step_script(
+        self, write: StepWrite, cursor: psycopg.ClientCursor[Any], tenant_key: bytes
+    ) -> str:
         """The statements of one durable step, with their parameters bound client-side."""
         queries = self._queries
+        tenant = write.run.tenant_id
+        nonce, signature = sign_tenant(tenant_key, tenant, self.connection.info.backend_pid)
         run = self._run_params(write.run)
         run.update(
             expected_version=write.expected_version,
@@ -119,10 +142,7 @@ class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOp
             cancellable=write.cancellable,
         )
         parts = [
-            cursor.mogrify(
-                "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true)",
-                (APP_ROLE, write.run.tenant_id),
-            ),
+            cursor.mogrify(_SET_CONTEXT, (APP_ROLE, tenant, nonce, signature)),
             cursor.mogrify(queries["save_run_guarded"], run),
         ]
         parts += [
@@ -173,8 +193,13 @@ class PostgresStorage:
 
     backend: Literal["postgres"] = "postgres"
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, keyring: Keyring | None = None) -> None:
         database = settings.database
+        self._settings = settings
+        self._keyring: Keyring | None = None
+        self._tenant_key_bytes: bytes | None = None
+        if keyring is not None:
+            self.use_keys(keyring)
         self.display_url = database.display
         self._secrets = url_secrets(database.raw)
         self._queries = load_queries(_PACKAGE, "pyformat")
@@ -226,8 +251,62 @@ class PostgresStorage:
                 log.debug("checking the pool after a lost connection failed", exc_info=True)
         translate_error(exc, self.display_url, self._secrets)
 
+    @property
+    def keyring(self) -> Keyring:
+        """The keys of this process: given, else read from the settings on first use."""
+        keyring = self._keyring
+        if keyring is None:
+            keyring = load_keyring(self._settings)
+            self.use_keys(keyring)
+        return keyring
+
+    @property
+    def _tenant_key(self) -> bytes:
+        if self._tenant_key_bytes is None:
+            self._tenant_key_bytes = self.keyring.purpose_key(TENANT_CONTEXT)
+        return self._tenant_key_bytes
+
+    def use_keys(self, keyring: Keyring) -> None:
+        """Sign tenant transactions with ``keyring``'s tenant-context key from now on."""
+        self._keyring = keyring
+        self._tenant_key_bytes = keyring.purpose_key(TENANT_CONTEXT)
+
+    def check_keys(self) -> None:
+        """Refuse to start when the database holds another tenant-context key than ours.
+
+        Otherwise every tenant transaction would see no rows at all, silently.
+        """
+        try:
+            with self._begin(APP_ROLE, "", write=False) as txn:
+                row = txn.connection.execute("SELECT tether_tenant() IS NOT NULL AS ok").fetchone()
+        except StorageUnavailable:
+            raise
+        except StorageError as exc:
+            raise ConfigError(
+                f"cannot check the tenant-context key of {self.display_url}: {exc}"
+            ) from exc
+        if not row or not row["ok"]:
+            raise ConfigError(
+                f"the master key ({self.keyring.source}) is not the one {self.display_url} was "
+                "migrated with, so no tenant's rows would be visible. Configure the key the "
+                "database was migrated with, or run `tether migrate` with this key (after a "
+                "rotation: stop every process still using the old key first)."
+            )
+
+    def _install_keys(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        inner, outer = hmac_pads(self._tenant_key)
+        conn.execute(
+            "INSERT INTO tether_secrets (purpose, inner_pad, outer_pad) VALUES (%s, %s, %s) "
+            "ON CONFLICT (purpose) DO UPDATE SET inner_pad = excluded.inner_pad, "
+            "outer_pad = excluded.outer_pad",
+            (TENANT_CONTEXT, inner, outer),
+        )
+
     @contextmanager
     def _begin(self, role: str, tenant_id: str, write: bool) -> Iterator[PostgresTransaction]:
+        # The system role's policies ignore the tenant: it needs no signature (and
+        # `migrate` reads the database before any key is installed).
+        key = self._tenant_key if role == APP_ROLE else b""
         try:
             with self._pool.connection() as conn:
                 # Reads see one snapshot (an audit chain and its head, a run and its
@@ -237,11 +316,10 @@ class PostgresStorage:
                 conn.read_only = None if write else True
                 try:
                     with conn.transaction():
-                        conn.execute(
-                            "SELECT set_config('role', %s, true), "
-                            "set_config('tether.tenant_id', %s, true)",
-                            (role, tenant_id),
+                        nonce, signature = (
+                            sign_tenant(key, tenant_id, conn.info.backend_pid) if key else ("", "")
                         )
+                        conn.execute(_SET_CONTEXT, (role, tenant_id, nonce, signature))
                         yield PostgresTransaction(conn, self._queries)
                 finally:
                     if not write and not conn.closed:
@@ -272,7 +350,7 @@ class PostgresStorage:
             with self._pool.connection() as conn:
                 cursor = psycopg.ClientCursor(conn)
                 txn = PostgresTransaction(conn, self._queries)
-                cursor.execute(txn.step_script(write, cursor))
+                cursor.execute(txn.step_script(write, cursor, self._tenant_key))
                 row = cursor.fetchone()
                 while row is None or "guard" not in row:
                     if not cursor.nextset():
@@ -332,6 +410,7 @@ class PostgresStorage:
                     applied.append(
                         AppliedMigration(migration.component, migration.version, migration.name)
                     )
+                self._install_keys(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url, self._secrets)
         return applied

@@ -31,6 +31,45 @@ CREATE TABLE tether_meta (
     value text NOT NULL
 );
 
+-- Only its owner reads tether_secrets; tether_tenant() checks a transaction's signed
+-- tenant against it (see core 0002).
+CREATE TABLE tether_secrets (
+    purpose   text PRIMARY KEY,
+    inner_pad bytea NOT NULL,
+    outer_pad bytea NOT NULL
+);
+
+REVOKE ALL ON tether_secrets FROM PUBLIC;
+
+CREATE FUNCTION tether_tenant() RETURNS text
+LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+DECLARE
+    claimed   text := current_setting('tether.tenant_id', true);
+    inner_key bytea;
+    outer_key bytea;
+BEGIN
+    SELECT s.inner_pad, s.outer_pad INTO inner_key, outer_key
+    FROM tether_secrets s WHERE s.purpose = 'pg-tenant-context';
+    IF encode(sha256(outer_key || sha256(inner_key || convert_to(
+           claimed || chr(31) || pg_backend_pid()::text
+           || chr(31) || current_setting('tether.tenant_nonce', true), 'UTF8'))), 'hex')
+       = current_setting('tether.tenant_sig', true) THEN
+        RETURN claimed;
+    END IF;
+    RETURN NULL;
+END $$;
+
+DO $$
+BEGIN
+    EXECUTE format(
+        'ALTER FUNCTION tether_tenant() SET search_path = pg_catalog, %I, pg_temp',
+        current_schema()
+    );
+END $$;
+
+REVOKE ALL ON FUNCTION tether_tenant() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tether_tenant() TO tether_app, tether_system;
+
 CREATE TABLE tenants (
     tenant_id  text PRIMARY KEY,
     name       text NOT NULL,
@@ -79,7 +118,6 @@ CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
     FOR EACH STATEMENT EXECUTE FUNCTION tether_audit_append_only();
 
-GRANT SELECT ON tether_meta TO tether_app;
 GRANT SELECT, INSERT ON tether_meta TO tether_system;
 GRANT SELECT, UPDATE (audit_seq, audit_head) ON tenants TO tether_app;
 GRANT SELECT, INSERT, UPDATE ON tenants TO tether_system;
@@ -90,22 +128,22 @@ GRANT SELECT, INSERT ON audit_log TO tether_app, tether_system;
 ALTER TABLE tenants ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tenants FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON tenants TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON tenants TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE principals ENABLE ROW LEVEL SECURITY;
 ALTER TABLE principals FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON principals TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON principals TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE audit_log ENABLE ROW LEVEL SECURITY;
 ALTER TABLE audit_log FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON audit_log TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON audit_log TO tether_system USING (true) WITH CHECK (true);
 
 -- runs
@@ -246,36 +284,36 @@ GRANT SELECT, INSERT, UPDATE ON runs, run_checkpoints, run_journal, run_waits, r
 ALTER TABLE runs ENABLE ROW LEVEL SECURITY;
 ALTER TABLE runs FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON runs TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON runs TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE run_checkpoints ENABLE ROW LEVEL SECURITY;
 ALTER TABLE run_checkpoints FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON run_checkpoints TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON run_checkpoints TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE run_journal ENABLE ROW LEVEL SECURITY;
 ALTER TABLE run_journal FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON run_journal TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON run_journal TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE run_waits ENABLE ROW LEVEL SECURITY;
 ALTER TABLE run_waits FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON run_waits TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON run_waits TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE run_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE run_events FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON run_events TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON run_events TO tether_system USING (true) WITH CHECK (true);
 
 -- memory
@@ -408,64 +446,64 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON memories, memory_subjects, memory_vector
 ALTER TABLE memories ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memories FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memories TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memories TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_subjects ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_subjects FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_subjects TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_subjects TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_vectors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_vectors FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_vectors TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_vectors TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_decisions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_decisions FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_decisions TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_decisions TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_recalls ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_recalls FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_recalls TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_recalls TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_consents ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_consents FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_consents TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_consents TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_holds ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_holds FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_holds TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_holds TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_tombstones ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_tombstones FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_tombstones TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_tombstones TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE memory_policies ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_policies FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_policies TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_policies TO tether_system USING (true) WITH CHECK (true);
 
 -- memory 0002: the reserved tenant of global memory, readable by every tenant.
@@ -511,8 +549,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON memory_terms TO tether_app, tether_syste
 ALTER TABLE memory_terms ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_terms FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_terms TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_terms TO tether_system USING (true) WITH CHECK (true);
 CREATE POLICY global_read ON memory_terms FOR SELECT TO tether_app
     USING (tenant_id = '_global');
@@ -530,8 +568,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON memory_scope_versions TO tether_app, tet
 ALTER TABLE memory_scope_versions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_scope_versions FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory_scope_versions TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON memory_scope_versions TO tether_system
     USING (true) WITH CHECK (true);
 CREATE POLICY global_read ON memory_scope_versions FOR SELECT TO tether_app
@@ -557,8 +595,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON working_memory TO tether_app, tether_sys
 ALTER TABLE working_memory ENABLE ROW LEVEL SECURITY;
 ALTER TABLE working_memory FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON working_memory TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON working_memory TO tether_system USING (true) WITH CHECK (true);
 
 -- threads
@@ -624,22 +662,22 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON threads, thread_turns, thread_summaries
 ALTER TABLE threads ENABLE ROW LEVEL SECURITY;
 ALTER TABLE threads FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON threads TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON threads TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE thread_turns ENABLE ROW LEVEL SECURITY;
 ALTER TABLE thread_turns FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON thread_turns TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON thread_turns TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE thread_summaries ENABLE ROW LEVEL SECURITY;
 ALTER TABLE thread_summaries FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON thread_summaries TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON thread_summaries TO tether_system USING (true) WITH CHECK (true);
 
 CREATE TABLE procedure_versions (
@@ -667,27 +705,33 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON procedure_versions, procedure_current
 ALTER TABLE procedure_versions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE procedure_versions FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON procedure_versions TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON procedure_versions TO tether_system USING (true) WITH CHECK (true);
 
 ALTER TABLE procedure_current ENABLE ROW LEVEL SECURITY;
 ALTER TABLE procedure_current FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON procedure_current TO tether_app
-    USING (tenant_id = current_setting('tether.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('tether.tenant_id', true));
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON procedure_current TO tether_system USING (true) WITH CHECK (true);
 
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', now()),
+       ('core', 2, 'signed_tenant', now()),
        ('runs', 1, 'initial', now()),
        ('runs', 2, 'leases', now()),
+       ('runs', 3, 'signed_tenant', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),
        ('memory', 4, 'search_terms', now()),
        ('memory', 5, 'vector_parts', now()),
        ('memory', 6, 'scope_versions', now()),
+       ('memory', 7, 'signed_tenant', now()),
        ('working_memory', 1, 'initial', now()),
+       ('working_memory', 2, 'signed_tenant', now()),
        ('threads', 1, 'initial', now()),
-       ('procedures', 1, 'initial', now());
+       ('threads', 2, 'signed_tenant', now()),
+       ('procedures', 1, 'initial', now()),
+       ('procedures', 2, 'signed_tenant', now());

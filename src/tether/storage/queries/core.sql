@@ -43,7 +43,3 @@ SELECT * FROM principals WHERE tenant_id = :tenant_id ORDER BY principal_id;
 
 -- name: get_meta
 SELECT value FROM tether_meta WHERE key = :key;
-
--- name: insert_meta
-INSERT INTO tether_meta (key, value) VALUES (:key, :value)
-ON CONFLICT (key) DO NOTHING;

@@ -26,6 +26,7 @@ from tether.errors import (
     StorageError,
     StorageUnavailable,
 )
+from tether.keys import Keyring
 from tether.redaction import redact
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._procedures_ops import ProceduresOps
@@ -277,6 +278,12 @@ class SQLiteStorage:
         self, *, write: bool = True
     ) -> AbstractContextManager[SQLiteTransaction]:
         return self._begin(write)
+
+    def use_keys(self, keyring: Keyring) -> None:
+        return None  # one file, no roles: nothing to sign per transaction
+
+    def check_keys(self) -> None:
+        return None
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:
         with self._begin(True) as txn:

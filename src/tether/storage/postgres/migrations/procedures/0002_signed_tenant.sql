@@ -1,0 +1,9 @@
+-- procedures 0002: row-level security reads the verified tenant, tether_tenant() (core 0002).
+
+ALTER POLICY tenant_isolation ON procedure_versions
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
+
+ALTER POLICY tenant_isolation ON procedure_current
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
