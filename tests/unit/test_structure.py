@@ -10,6 +10,7 @@ to change.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,3 +231,22 @@ def test_modules_inside_the_package_import_from_the_defining_module() -> None:
                 if f"{node.module}.{alias.name}" not in MODULES and alias.name not in defined:
                     offenders.append(f"{module}: from {node.module} import {alias.name}")
     assert not offenders, "import these from their defining module:\n" + "\n".join(offenders)
+
+
+def test_no_statement_follows_a_return_raise_break_or_continue() -> None:
+    """Code after a jump never runs: a merge that keeps both sides of a function leaves it
+    behind, and ruff's stable rules do not flag it."""
+    dead = []
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                jumps = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+                dead += [
+                    f"{path.relative_to(ROOT)}:{following.lineno}"
+                    for statement, following in itertools.pairwise(block)
+                    if isinstance(statement, jumps)
+                ]
+    assert not dead, f"unreachable statements: {dead}"

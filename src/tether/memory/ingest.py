@@ -441,17 +441,6 @@ def _effect_recorded(txn: RunStore, tenant: str, key: str) -> bool:
             ):
                 return True
     return False
-    run_id, node, visit, position = parts[0], parts[1], parts[2], parts[3]
-    if not (visit.isdigit() and position.isdigit()):
-        return False
-    for entry in txn.list_journal_visit(tenant, run_id, node, int(visit)):
-        if (
-            entry.position == int(position)
-            and entry.idempotency_key == key
-            and entry.result is not None
-        ):
-            return True
-    return False
 
 
 PROBE_TERMS = 40
