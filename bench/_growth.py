@@ -13,10 +13,10 @@ from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel
 
+from bench._harness import bench_settings
 from bench._peers import open_sqlite
 from bench._tether import TENANT
 from tether import Tether, canonical
-from tether.config import load_settings
 from tether.runs import END, RunStatus, Workflow, WorkflowRegistry
 
 ITEM_BYTES = 700
@@ -58,9 +58,9 @@ def tether_growth(workdir: Path, steps: int) -> dict[str, Any]:
         state.items.append(item(len(state.items)))
         return "grow" if len(state.items) < steps else END
 
-    migrated, _ = Tether.migrate(url=url)
+    migrated, _ = Tether.migrate(bench_settings(url))
     migrated.close()
-    with Tether.open(load_settings(url=url, sqlite_synchronous="NORMAL")) as app:
+    with Tether.open(bench_settings(url, sqlite_synchronous="NORMAL")) as app:
         app.tenants.create(TENANT, admin="admin")
         admin = app.tenants.principal(TENANT, "admin")
         app.tenants.grant(admin, "agent", ["agent"])

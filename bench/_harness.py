@@ -11,6 +11,7 @@ import collections
 import math
 import os
 import platform
+import secrets
 import sqlite3
 import statistics
 import tempfile
@@ -22,7 +23,18 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
+from tether.config import Settings, load_settings
+
 WRITE_VERBS = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+BENCH_KEY = os.environ.get("TETHER_SECRET_KEY") or secrets.token_hex(32)
+"""One master key per benchmark process: PostgreSQL refuses to open without one, and a
+scratch database needs no key file left behind."""
+
+
+def bench_settings(url: str, **overrides: Any) -> Settings:
+    """Settings for a scratch benchmark database at ``url``, with the process's key."""
+    return load_settings(url=url, secret_key=BENCH_KEY, **overrides)
 
 
 @dataclass

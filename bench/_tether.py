@@ -17,12 +17,12 @@ from bench._harness import (
     Contender,
     PgRoundTrips,
     SqliteStatements,
+    bench_settings,
     pg_round_trip_counts,
     sqlite_commit_counts,
     unavailable,
 )
 from tether import Tether
-from tether.config import load_settings
 from tether.principals import Principal
 from tether.runs import END, Executor, RunStatus, Workflow, WorkflowRegistry
 
@@ -97,9 +97,9 @@ def tether_session(
     pg_counter: PgRoundTrips | None = None,
 ) -> Iterator[TetherSession]:
     """Migrate the database at ``url``, open it with these settings and make a tenant."""
-    migrated, _ = Tether.migrate(url=url)
+    migrated, _ = Tether.migrate(bench_settings(url))
     migrated.close()
-    settings = load_settings(url=url, sqlite_synchronous=synchronous)
+    settings = bench_settings(url, sqlite_synchronous=synchronous)
     with _patched(sqlite_counter, pg_counter):
         app = Tether.open(settings)
     try:

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._harness import median_ms, p95_ms
-from tether import FakeClock, Tether, load_settings
+from bench._harness import bench_settings, median_ms, p95_ms
+from tether import FakeClock, Tether
 from tether.context import ContextOptions
 from tether.memory import MemoryKind, MemoryProposal, Scope, SourceType
 from tether.threads import NewTurn, TurnKind, TurnRole
@@ -88,8 +88,8 @@ def make_app(backend: str, workdir: Path, admin_url: str | None) -> tuple[Tether
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{dropper}"')
         url = admin_url.rsplit("/", 1)[0] + f"/{dropper}"
-    Tether.migrate(url=url)[0].close()
-    app = Tether.open(load_settings(url=url, embedder="none"), clock=FakeClock())
+    Tether.migrate(bench_settings(url))[0].close()
+    app = Tether.open(bench_settings(url, embedder="none"), clock=FakeClock())
     return app, dropper
 
 

@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tether import FakeClock, Tether, load_settings
+from bench._harness import bench_settings
+from tether import FakeClock, Tether
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
 from tether.memory.policy import PolicyConfig
 
@@ -112,9 +113,9 @@ def make_app(
             conn.execute(f'CREATE DATABASE "{name}"')
         url = admin.rsplit("/", 1)[0] + f"/{name}"
         dropper = name
-    Tether.migrate(url=url)[0].close()
+    Tether.migrate(bench_settings(url))[0].close()
     app = Tether.open(
-        load_settings(url=url), clock=FakeClock(datetime(2026, 1, 1, tzinfo=UTC)), embedder=embedder
+        bench_settings(url), clock=FakeClock(datetime(2026, 1, 1, tzinfo=UTC)), embedder=embedder
     )
     app.tenants.create("bench", admin="alice")
     alice = app.tenants.principal("bench", "alice")

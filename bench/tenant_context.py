@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import secrets
 import statistics
 import time
@@ -31,8 +30,8 @@ from collections.abc import Callable
 
 import psycopg
 
+from bench._harness import bench_settings
 from tether import Tether
-from tether.config import load_settings
 
 _OLD_POLICY = "current_setting('tether.tenant_id', true)"
 _NEW_POLICY = "(SELECT tether_tenant())"
@@ -138,9 +137,8 @@ def main() -> None:
     with psycopg.connect(args.postgres_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        settings = load_settings(
-            url=url,
-            secret_key=os.environ.get("TETHER_SECRET_KEY") or secrets.token_hex(32),
+        settings = bench_settings(
+            url,
             pg_pool_min_size=1,
             pg_pool_max_size=1,
         )
