@@ -57,3 +57,18 @@ class Principal:
 
 SYSTEM_ACTOR = "system"
 """Actor id recorded for writes made by maintenance (migrations, tenant creation)."""
+
+RESERVED_PRINCIPALS = frozenset({SYSTEM_ACTOR, "tether"})
+"""Principal ids no one may create: in the audit trail they would read as Tether's own
+maintenance."""
+
+
+def check_principal_id(value: str) -> str:
+    """Validate a principal id a caller chose, and refuse a reserved one."""
+    check_name(value, what="principal")
+    if value in RESERVED_PRINCIPALS:
+        raise InvalidInput(
+            f"principal {value!r} is reserved (the trail uses it for Tether's own actions); "
+            "choose another id"
+        )
+    return value

@@ -12,7 +12,7 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, UnknownTenant
 from tether.ids import check_name
-from tether.principals import SYSTEM_ACTOR, Principal, Role, parse_roles
+from tether.principals import SYSTEM_ACTOR, Principal, Role, check_principal_id, parse_roles
 from tether.storage.base import PrincipalRow, Storage, TenantRow
 from tether.storage.stores import CoreStore
 from tether.validation import guarded
@@ -95,7 +95,7 @@ class TenantDirectory:
         """
         check_name(tenant_id, what="tenant")
         if admin is not None:
-            check_name(admin, what="principal")
+            check_principal_id(admin)
         now = self._clock.now()
         row = TenantRow(tenant_id, name or tenant_id, now, SYSTEM_ACTOR, 0, "")
         with self._storage.system_transaction() as txn:
@@ -172,7 +172,7 @@ class TenantDirectory:
         """Create a principal or replace its roles; only an admin may."""
         by.require(Role.ADMIN)
         self.require(by.tenant_id)
-        check_name(principal_id, what="principal")
+        check_principal_id(principal_id)
         parsed = parse_roles(roles)
         if not parsed:
             raise InvalidInput("give at least one role")

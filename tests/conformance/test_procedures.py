@@ -124,6 +124,40 @@ def test_a_malformed_publish_changes_nothing(h: Harness, tmp_path: Path) -> None
     assert len(h.app.procedures.history(TENANT)) == 1
 
 
+def test_an_empty_set_is_published_only_when_asked_for(h: Harness, tmp_path: Path) -> None:
+    """An empty folder would silently remove every policy in force."""
+    good = h.app.procedures.publish(h.admin, EXAMPLES)
+    empty = write(tmp_path / "empty", {})
+    with pytest.raises(ProcedureInvalid, match="no skills or policies"):
+        h.app.procedures.publish(h.admin, empty)
+    current = h.app.procedures.current(TENANT)
+    assert current is not None and current.procedures.version == good.version
+    assert len(h.app.procedures.history(TENANT)) == 1
+
+    cleared = h.app.procedures.publish(h.admin, empty, allow_empty=True)
+    assert cleared.changed and cleared.previous == good.version
+    current = h.app.procedures.current(TENANT)
+    assert current is not None and current.procedures.version == cleared.version
+
+
+def test_a_worker_never_publishes_an_empty_folder(h: Harness, tmp_path: Path) -> None:
+    """A worker started with an empty (or emptied) procedures folder keeps what is in
+    force and says why."""
+    good = h.app.procedures.publish(h.admin, EXAMPLES)
+    directory = write(tmp_path / "live", {})
+    service = CaseService()
+    registry = WorkflowRegistry(job_workflow(service))
+    executor = h.executor(registry, "w1", procedures_dir=str(directory))
+    run_id = start(h, registry, "db.delete_rows", {"env": "production"})
+    executor.execute(TENANT, run_id)
+    current = h.app.procedures.current(TENANT)
+    assert current is not None and current.procedures.version == good.version
+    assert not events(h, run_id, "procedures.published")
+    invalid = events(h, run_id, "procedures.invalid")[0].data
+    assert "no skills or policies" in invalid["error"]
+    assert invalid["in_force"] == good.version
+
+
 # -- enforcement -------------------------------------------------------------------------
 
 

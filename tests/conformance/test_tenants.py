@@ -214,3 +214,18 @@ def test_grant_in_an_unknown_tenant_is_unknown_tenant_and_writes_nothing(app: Te
         app.tenants.grant(ghost_admin, "bob", ["viewer"])
 
     assert app.tenants.all() == []
+
+
+@pytest.mark.parametrize("reserved", [SYSTEM_ACTOR, "tether"])
+def test_reserved_principal_ids_are_refused_and_nothing_changes(app: Tether, reserved: str) -> None:
+    """A principal named like Tether's own actor would make its entries in the trail read
+    as maintenance."""
+    app.tenants.create("acme", admin="alice")
+    before = snapshot(app, "acme")
+    alice = app.tenants.principal("acme", "alice")
+    with pytest.raises(InvalidInput, match="reserved"):
+        app.tenants.grant(alice, reserved, ["admin"])
+    with pytest.raises(InvalidInput, match="reserved"):
+        app.tenants.create("globex", admin=reserved)
+    assert snapshot(app, "acme") == before
+    assert [tenant.tenant_id for tenant in app.tenants.all()] == ["acme"]

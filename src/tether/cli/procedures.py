@@ -75,12 +75,21 @@ def publish(
     actor: ActorOption,
     url: UrlOption = None,
     json_mode: JsonOption = False,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty",
+            help="Publish a directory with no skills or policies (removes every policy in "
+            "force); refused without this flag.",
+        ),
+    ] = False,
 ) -> None:
     """Validate a directory and make it the version every worker of the tenant enforces
-    (admins only; audited). A malformed directory changes nothing."""
+    (admins only; audited). A malformed directory changes nothing; an empty one is
+    published only with --allow-empty."""
     with reporting(json_mode), open_app(url) as app:
         principal = acting(app, tenant, actor)
-        result = app.procedures.publish(principal, directory)
+        result = app.procedures.publish(principal, directory, allow_empty=allow_empty)
         if json_mode:
             print_json(
                 {"version": result.version, "previous": result.previous, "changed": result.changed}

@@ -110,16 +110,26 @@ class Procedures:
 
     # -- publishing ----------------------------------------------------------------------
 
-    def publish(self, principal: Principal, source: Source) -> Publication:
+    def publish(
+        self, principal: Principal, source: Source, *, allow_empty: bool = False
+    ) -> Publication:
         """Make ``source`` the version in force for the principal's tenant (admins only).
 
-        Publishing what is already in force changes nothing and is not audited again.
+        Publishing what is already in force changes nothing and is not audited again. A
+        set with no skills and no policies removes every policy in force, so it is
+        published only with ``allow_empty``.
 
         Raises:
-            ProcedureInvalid: the files or documents are malformed; nothing changed.
+            ProcedureInvalid: the files or documents are malformed, or the set is empty
+                and ``allow_empty`` is false; nothing changed.
         """
         principal.require(Role.ADMIN)
         found, where = self._resolve(source)
+        if is_empty(found) and not allow_empty:
+            raise ProcedureInvalid(
+                f"{where} holds no skills or policies: publishing it would remove every "
+                "policy in force; pass allow_empty=True (`--allow-empty`) if that is meant"
+            )
         return self.publish_set(principal.tenant_id, principal.principal_id, found, where)
 
     def publish_set(
@@ -231,6 +241,11 @@ class Procedures:
         return ProcedureGate(self, Path(directory) if directory else None, owner)
 
 
+def is_empty(found: ProcedureSet) -> bool:
+    """Whether a set has nothing to enforce or show: publishing it clears the tenant's."""
+    return not found.skills and not found.policies
+
+
 def render(found: ProcedureSet, *, labels: Sequence[str] = ()) -> list[str]:
     wanted = set(labels)
     blocks = [
@@ -287,6 +302,14 @@ class ProcedureGate:
     def in_force_txn(self, txn: ProcedureStore, tenant_id: str) -> ProcedureSet | None:
         return self.procedures.in_force_txn(txn, tenant_id)
 
+    def _report_once(self, tenant_id: str, content: str, problem: str) -> str | None:
+        """``problem``, the first time it is met for this tenant and directory content."""
+        if (tenant_id, content) in self._reported:
+            return None
+        self._reported.add((tenant_id, content))
+        log.error("procedures in %s not published: %s", self.directory, problem)
+        return problem
+
     def sync(
         self, tenant_id: str, in_force: ProcedureSet | None
     ) -> tuple[ProcedureSet | None, str | None]:
@@ -307,13 +330,16 @@ class ProcedureGate:
             self._signature = current
         parsed = self._parsed
         if isinstance(parsed, str):
-            if (tenant_id, current) in self._reported:
-                return None, None
-            self._reported.add((tenant_id, current))
-            log.error("procedures in %s not published: %s", self.directory, parsed)
-            return None, parsed
+            return None, self._report_once(tenant_id, current, parsed)
         if parsed is None or (in_force is not None and in_force.version == parsed.version):
             return None, None
+        if is_empty(parsed):
+            return None, self._report_once(
+                tenant_id,
+                current,
+                "the directory holds no skills or policies; a worker never publishes an "
+                "empty set (an admin can, with `tether procedures publish --allow-empty`)",
+            )
         self.procedures.publish_set(
             tenant_id,
             SYSTEM_ACTOR,
