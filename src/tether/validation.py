@@ -290,6 +290,7 @@ def checked(func: Callable[P, R], rules: Mapping[str, Rule] | None = None) -> Ca
     """
     signature = inspect.signature(func)
     extra = dict(rules or {})
+    named = {name: extra.get(name) or _rule_for(name) for name in signature.parameters}
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -299,7 +300,7 @@ def checked(func: Callable[P, R], rules: Mapping[str, Rule] | None = None) -> Ca
                 continue
             value = _materialised(value)
             bound.arguments[name] = value
-            rule = extra.get(name) or _rule_for(name)
+            rule = named[name]
             if rule is not None:
                 rule(name, value)
             check_value(name, value)
