@@ -255,3 +255,81 @@ def reembed(tenant: TenantOption, actor: ActorOption, url: UrlOption = None) -> 
             f"embedded {done} memories with "
             + (app.memory.embedder.id if app.memory.embedder else "-")
         )
+
+
+@memory_app.command("pending")
+def pending(
+    tenant: TenantOption,
+    actor: ActorOption,
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="Most memories to list.")] = 100,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Held memories waiting for a person, oldest first (approver, operator or admin)."""
+    with reporting(json_output), open_app(url) as app:
+        records = app.memory.pending(acting(app, tenant, actor), limit=limit)
+        if json_output:
+            print_json(records)
+            return
+        table = Table("memory", "scope", "kind", "source", "proposed by", "text")
+        for record in records:
+            table.add_row(
+                record.memory_id,
+                f"{record.scope.value}:{record.scope_id}",
+                record.kind.value,
+                record.source_type.value,
+                record.created_by,
+                record.text,
+            )
+        console.print(table if records else "nothing is waiting for approval")
+
+
+@memory_app.command("approve")
+def approve(
+    memory_id: MemoryId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Activate a held memory (approver, operator or admin; not the one who proposed it)."""
+    with reporting(json_output), open_app(url) as app:
+        record = app.memory.approve(acting(app, tenant, actor), memory_id)
+        print_json(record) if json_output else console.print(f"approved {record.memory_id}")
+
+
+@memory_app.command("reject")
+def reject(
+    memory_id: MemoryId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Turn down a held memory: it is deleted with every copy; the rejection is audited."""
+    with reporting(json_output), open_app(url) as app:
+        record = app.memory.reject(acting(app, tenant, actor), memory_id)
+        print_json(record) if json_output else console.print(f"rejected {record.memory_id}")
+
+
+@memory_app.command("consent")
+def consent(
+    tenant: TenantOption,
+    actor: ActorOption,
+    purpose: Annotated[str, typer.Option(help="What the consent covers.")] = "preferences",
+    revoke: Annotated[
+        bool, typer.Option("--revoke", help="Withdraw the consent instead of giving it.")
+    ] = False,
+    url: UrlOption = None,
+) -> None:
+    """Give (or with --revoke withdraw) the acting user's consent to remembering their
+    preferences; without it, preferences in their user scope are refused."""
+    with reporting(), open_app(url) as app:
+        principal = acting(app, tenant, actor)
+        if revoke:
+            app.memory.revoke_consent(principal, purpose=purpose)
+        else:
+            app.memory.grant_consent(principal, purpose=purpose)
+        console.print(
+            f"{'revoked' if revoke else 'granted'} consent of {principal.principal_id} to {purpose}"
+        )

@@ -185,7 +185,7 @@ def transient_statements(review: Review) -> RuleResult | None:
 
 def instruction_like(review: Review) -> RuleResult | None:
     proposal = review.proposal
-    if proposal.source_type not in UNTRUSTED and proposal.kind is not MemoryKind.INSTRUCTION:
+    if proposal.source_type is SourceType.SYSTEM:
         return None
     pattern = looks_like_instruction(proposal.text)
     if pattern or (proposal.kind is MemoryKind.INSTRUCTION and proposal.source_type in UNTRUSTED):

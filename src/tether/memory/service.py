@@ -146,15 +146,58 @@ class Memory:
             self._audit_txn(txn, principal, "memory.approved", approved)
         return approved
 
+    def pending(self, principal: Principal, *, limit: int = 100) -> list[MemoryRecord]:
+        """The held memories waiting for a person, oldest first (approver, operator or
+        admin); an administrator also sees the held global memories after the tenant's."""
+        principal.require(Role.APPROVER, Role.OPERATOR)
+        if not 1 <= limit <= 10_000:
+            raise InvalidInput(f"limit must be between 1 and 10000, not {limit}")
+        owners = [principal.tenant_id]
+        if principal.has_role(Role.ADMIN):
+            owners.append(GLOBAL_TENANT)
+        held: list[MemoryRecord] = []
+        for tenant in owners:
+            with self._storage.transaction(tenant, write=False) as txn:
+                held += txn.list_memories_for_tenant(
+                    tenant, statuses=[MemoryStatus.PENDING.value], limit=limit - len(held)
+                )
+            if len(held) >= limit:
+                break
+        return held
+
+    def reject(self, principal: Principal, memory_id: str) -> MemoryRecord:
+        """Turn down a held memory: it is deleted with every copy (index, vectors, subject
+        links) and the rejection is audited; the policy's decision log keeps the fact that
+        it was proposed, without its text. The record as it was is returned.
+
+        Approver, operator or admin; a held global memory needs an administrator.
+        """
+        principal.require(Role.APPROVER, Role.OPERATOR)
+        with self._storage.transaction(principal.tenant_id) as txn:
+            record = txn.get_memory(principal.tenant_id, memory_id)
+            if record is not None:
+                _require_pending(record)
+                txn.delete_memory(principal.tenant_id, memory_id)
+                self._audit_txn(txn, principal, "memory.rejected", record)
+                return record
+        if not principal.has_role(Role.ADMIN):
+            raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+        with self._storage.transaction(GLOBAL_TENANT) as txn:
+            record = txn.get_memory(GLOBAL_TENANT, memory_id)
+            if record is None:
+                raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+            _require_pending(record)
+            txn.delete_memory(GLOBAL_TENANT, memory_id)
+        with self._storage.transaction(principal.tenant_id) as txn:
+            self._audit_txn(txn, principal, "memory.rejected", record)
+        return record
+
     def _approved_txn(
         self, txn: MemoryStore, record: MemoryRecord, approver: str, actor: str, now: datetime
     ) -> MemoryRecord:
         """Activate a held record; with a ``fact_key``, it supersedes the active version(s)
         of that fact, as it would have had it not been held."""
-        if record.status is not MemoryStatus.PENDING:
-            raise Conflict(
-                f"memory {record.memory_id} is {record.status.value}, not waiting for approval"
-            )
+        _require_pending(record)
         if record.created_by == actor:
             raise PermissionDenied("the proposer of a held memory may not approve it")
         current = (
@@ -504,4 +547,11 @@ class Memory:
             target=f"memory:{record.memory_id}",
             details={"scope": record.scope.value, "kind": record.kind.value},
             subjects=record.subjects,
+        )
+
+
+def _require_pending(record: MemoryRecord) -> None:
+    if record.status is not MemoryStatus.PENDING:
+        raise Conflict(
+            f"memory {record.memory_id} is {record.status.value}, not waiting for approval"
         )
