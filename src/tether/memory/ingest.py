@@ -5,6 +5,11 @@ superseding the same fact key or reinforcing a near-identical memory instead of
 duplicating it; every decision is logged without the text; vectors are stored for what
 was actually written (the redacted text).
 
+Personal data and secrets are taken out before anything else sees a proposal: the
+embedder (which may be a remote service) and the policy's classifier receive the text
+with every finding replaced by its placeholder, never the values; the decision log keeps a
+digest of that redacted text only.
+
 Large batches are pipelined: they are cut into chunks of :data:`CHUNK` proposals, each
 written in its own transaction, while the embedder computes the next chunk's vectors on
 a worker thread. The write lock is never held while the model runs, and the two cores
@@ -32,7 +37,8 @@ from tether.memory.models import (
     Scope,
     Verdict,
 )
-from tether.memory.policy import Facts, PolicyConfig, decide
+from tether.memory.pii import Finding, detect, redact
+from tether.memory.policy import Facts, PolicyConfig, Screen, decide
 from tether.memory.text import scope_key, tokens
 from tether.memory.vectors import (
     Embedded,
@@ -93,16 +99,21 @@ class Ingest:
         after the policy decided, and the decisions are logged in the proposer's tenant.
         """
         now = self._clock.now()
+        screened = [screen(proposal.text) for proposal in proposals]
         decisions: list[PolicyDecision] = []
-        for start, embedded in _embedded_chunks(embedder, [p.text for p in proposals]):
+        texts = [redacted for _, redacted in screened]
+        for start, embedded in _embedded_chunks(embedder, texts):
             chunk = proposals[start : start + CHUNK]
-            decisions += self._propose_chunk(principal, chunk, config, now, embedder, embedded)
+            decisions += self._propose_chunk(
+                principal, chunk, screened[start : start + CHUNK], config, now, embedder, embedded
+            )
         return decisions
 
     def _propose_chunk(
         self,
         principal: Principal,
         proposals: Sequence[MemoryProposal],
+        screened: Sequence[Screened],
         config: PolicyConfig,
         now: datetime,
         embedder: Embedder | None,
@@ -120,7 +131,16 @@ class Ingest:
             )
             writer = _ChunkWriter(self, txn, tenant, principal, config, now, embedder, embedded)
             for position, proposal in enumerate(proposals):
-                decision = decide(proposal, principal, config, facts)
+                findings, redacted = screened[position]
+                vector = embedded.whole[position] if embedded is not None else None
+                decision = decide(
+                    proposal,
+                    principal,
+                    config,
+                    facts,
+                    findings=findings,
+                    screen=Screen(redacted, vector, embedder.id if embedder else None),
+                )
                 if decision.verdict is not Verdict.REFUSED:
                     if proposal.scope is Scope.GLOBAL:
                         deferred.append(position)
@@ -130,11 +150,12 @@ class Ingest:
                 decisions.append(decision)
                 logged.append(self._decision_row(principal, proposal, decision, now))
             txn.insert_memory_decisions(logged)
-            stored = writer.store_vectors(proposals)
+            stored = writer.store_vectors([redacted for _, redacted in screened])
         self._vectors_written(tenant, embedder, stored, writer.versions)
         if deferred:
+            texts = [redacted for _, redacted in screened]
             self._propose_global(
-                principal, proposals, decisions, deferred, config, now, embedder, embedded
+                principal, proposals, texts, decisions, deferred, config, now, embedder, embedded
             )
         return decisions
 
@@ -142,6 +163,7 @@ class Ingest:
         self,
         principal: Principal,
         proposals: Sequence[MemoryProposal],
+        texts: Sequence[str],
         decisions: list[PolicyDecision],
         positions: list[int],
         config: PolicyConfig,
@@ -157,7 +179,7 @@ class Ingest:
                 decisions[position] = writer.write(
                     position, proposals[position], decisions[position]
                 )
-            stored = writer.store_vectors(proposals)
+            stored = writer.store_vectors(texts)
         self._vectors_written(GLOBAL_TENANT, embedder, stored, writer.versions)
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.insert_memory_decisions(
@@ -190,7 +212,7 @@ class Ingest:
             "verdict": decision.verdict.value,
             "reasons": canonical.dumps([r.model_dump() for r in decision.reasons]),
             "findings": canonical.dumps(decision.findings),
-            "text_digest": hashlib.sha256(proposal.text.encode()).hexdigest(),
+            "text_digest": hashlib.sha256(decision.redacted_text.encode()).hexdigest(),
             "subject_hashes": canonical.dumps(
                 [self._audit.subject_hash(tenant, s) for s in subjects_of(proposal)]
             ),
@@ -318,17 +340,17 @@ class _ChunkWriter:
             purge_after=None,
         )
 
-    def store_vectors(self, proposals: Sequence[MemoryProposal]) -> Stored:
+    def store_vectors(self, texts: Sequence[str]) -> Stored:
         """Store the vectors of the written records (the whole text's and its
-        sentences'), reusing what was embedded up front (a text the policy redacted is
-        embedded again); what was stored, by scope key."""
+        sentences'), reusing what was embedded up front (the redacted text; a record
+        whose text differs from it is embedded again); what was stored, by scope key."""
         embedder, embedded, written = self._embedder, self._embedded, self.written
         if embedder is None or embedded is None or not written:
             return {}
         redacted = [
             index
             for index, (record, position) in enumerate(written)
-            if record.text != proposals[position].text
+            if record.text != texts[position]
         ]
         again = embed_memories(embedder, [written[i][0].text for i in redacted])
         replaced = {index: row for row, index in enumerate(redacted)}
@@ -379,6 +401,17 @@ def near_duplicate_txn(
             if twin is not None and sorted(twin.subjects) == subjects:
                 return twin
     return None
+
+
+Screened = tuple[list[Finding], str]
+"""A proposal's PII and secret findings and its text with each replaced by a placeholder."""
+
+
+def screen(text: str) -> Screened:
+    """Find PII and secrets in ``text`` and redact them all, secrets included: what the
+    embedder and the policy's classifier may see."""
+    findings = detect(text)
+    return findings, redact(text, findings)
 
 
 def _embedded_chunks(

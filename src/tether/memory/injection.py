@@ -2,8 +2,9 @@
 
 Text is normalised first so casing, spacing, look-alike letters and invisible characters
 do not hide it: Unicode NFKC, case folding, zero-width characters removed, common
-Cyrillic and Greek look-alikes mapped to Latin, letters spaced out one by one joined,
-punctuation turned into spaces. Patterns cover English, German, French, Spanish, Italian,
+Cyrillic and Greek look-alikes mapped to Latin, markdown emphasis (``_ * ~ ` ``) dropped,
+letters spaced out one by one or joined by dots (``a.d.m.i.n``) joined, punctuation around
+words turned into spaces. Patterns cover English, German, French, Spanish, Italian,
 Portuguese and Dutch.
 """
 
@@ -54,21 +55,21 @@ _LOOKALIKES = str.maketrans(
     }
 )
 _SPACED = re.compile(r"\b(?:\w ){3,}\w\b")
+_EMPHASIS = re.compile(r"[_*~`]+")
+_DOTTED = re.compile(r"\b(?:\w[.\-·]){2,}\w\b")
 
 PATTERNS = [
     # claims of authority
-    r"\b(?:i am|i'm|im|i m) (?:an? |the )?(?:admin|administrator|superuser|root|owner|operator"
-    r"|developer|moderator|ceo|manager of this system)\b",
-    r"\bremember (?:that )?(?:i am|i'm|im|i m|you are|my role is)\b",
+    r"\b(?:i am|i'm|im|i m) (?:an? |the )?(?:admin|administrator|superuser|root|ceo|"
+    r"(?:owner|operator|manager) of (?:this|the) (?:system|platform|deployment|workspace))\b",
+    r"\bremember (?:that )?(?:you are|my role is)\b",
     r"\b(?:grant|give) (?:me|us|this user) (?:admin|root|full|elevated|all)\b",
     r"\bmy role is (?:admin|administrator|owner|root)\b",
     # turning content into rules
     r"\b(?:store|save|record|remember|keep|treat) (?:this|that|it|the following) as "
     r"(?:a |the )?(?:policy|rule|instruction|system prompt|constraint|fact)\b",
     r"\b(?:new|updated|official) (?:policy|rule|instructions?)\s*:",
-    r"\bfrom now on\b",
     r"\b(?:always|never) (?:approve|allow|trust|obey|follow|reveal|ignore)\b",
-    r"\byou (?:must|should|will) (?:always|now|from now)\b",
     # overriding instructions
     r"\b(?:ignore|disregard|forget|override|bypass) (?:all |any |the |your |every )?"
     r"(?:previous|prior|above|earlier|other|existing)? ?"
@@ -79,12 +80,10 @@ PATTERNS = [
     r"\b(?:ich bin|ich bin der|ich bin die) (?:admin|administrator|besitzer|chef)\b",
     r"\bignorier(?:e|en sie)? (?:alle )?(?:vorherigen|bisherigen|obigen)? ?anweisungen\b",
     r"\bspeicher(?:e|n sie)? (?:das|dies) als (?:richtlinie|regel|anweisung)\b",
-    r"\bab (?:jetzt|sofort)\b",
     # French
     r"\bje suis (?:l'|le |la )?(?:admin|administrateur|administratrice|proprietaire)\b",
     r"\bignore[zr]? (?:toutes )?les instructions (?:precedentes|anterieures)\b",
     r"\benregistre[zr]? (?:ceci|cela) comme (?:politique|regle|instruction)\b",
-    r"\bdesormais\b",
     # Spanish / Portuguese / Italian / Dutch
     r"\bsoy (?:el |la )?(?:admin|administrador|administradora|dueno)\b",
     r"\bignora(?:r)? (?:todas )?las instrucciones (?:anteriores|previas)\b",
@@ -105,9 +104,12 @@ def normalise(text: str) -> str:
     text = "".join(
         ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
     )
-    text = text.casefold().translate(_LOOKALIKES)
+    text = _EMPHASIS.sub("", text.casefold())
+    text = _DOTTED.sub(lambda m: re.sub(r"[.\-·]", "", m.group(0)), text)
+    text = text.translate(_LOOKALIKES)
     text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
     text = re.sub(r"[^\w':]+", " ", text)
+    text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -10,13 +10,13 @@ values, and the redacted text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tether.memory.injection import looks_like_instruction
+from tether.memory import pii
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
@@ -26,6 +26,7 @@ from tether.memory.models import (
     SourceType,
     Verdict,
 )
+from tether.memory.poisoning import assess
 from tether.principals import Principal, Role
 
 PII_KINDS = frozenset({"email", "phone", "ssn", "card", "iban", "ip_address"})
@@ -82,6 +83,16 @@ class Facts:
     run_writes: Callable[[str], int]
 
 
+@dataclass(frozen=True)
+class Screen:
+    """What the write path computed before the policy runs: the text with PII and secrets
+    replaced by placeholders, and the installed embedder's vector of that text."""
+
+    text: str
+    vector: Sequence[float] | None = None
+    embedder_id: str | None = None
+
+
 @dataclass
 class Review:
     proposal: MemoryProposal
@@ -89,6 +100,7 @@ class Review:
     config: PolicyConfig
     facts: Facts
     findings: list[Any] = field(default_factory=list)
+    screen: Screen | None = None
 
 
 Rule = Callable[[Review], RuleResult | None]
@@ -184,17 +196,40 @@ def transient_statements(review: Review) -> RuleResult | None:
 
 
 def instruction_like(review: Review) -> RuleResult | None:
+    """Poisoning: text that claims or grants authority, weakens a control or steers the
+    agent is held for a person, whatever its scope and whoever proposes it (no memory
+    grants authority); a model's inference about someone's privileges is refused.
+
+    The reason names the signals that fired (:mod:`tether.memory.poisoning`)."""
     proposal = review.proposal
     if proposal.source_type is SourceType.SYSTEM:
         return None
-    pattern = looks_like_instruction(proposal.text)
-    if pattern or (proposal.kind is MemoryKind.INSTRUCTION and proposal.source_type in UNTRUSTED):
+    screen = review.screen or Screen(pii.redact(proposal.text, review.findings))
+    found = assess(
+        screen.text,
+        proposal.source_type.value,
+        vector=screen.vector,
+        embedder_id=screen.embedder_id,
+    )
+    signals = list(found.signals)
+    if proposal.kind is MemoryKind.INSTRUCTION and proposal.source_type in UNTRUSTED:
+        signals.append("instruction_kind")
+    if not signals:
+        return None
+    fired = ", ".join(signals)
+    if proposal.source_type is SourceType.MODEL_INFERENCE and found.privilege:
         return _result(
             "instruction_like",
-            Verdict.HELD,
-            "instruction-like text from an untrusted source needs a person's approval",
+            Verdict.REFUSED,
+            f"a model's inference about someone's authority or privileges is not remembered "
+            f"(signals: {fired})",
         )
-    return None
+    return _result(
+        "instruction_like",
+        Verdict.HELD,
+        f"claims authority, weakens a control or instructs the agent: a person must approve "
+        f"(signals: {fired})",
+    )
 
 
 def consent(review: Review) -> RuleResult | None:
@@ -239,12 +274,22 @@ _ORDER = {Verdict.ALLOWED: 0, Verdict.HELD: 1, Verdict.REFUSED: 2}
 
 
 def decide(
-    proposal: MemoryProposal, principal: Principal, config: PolicyConfig, facts: Facts
+    proposal: MemoryProposal,
+    principal: Principal,
+    config: PolicyConfig,
+    facts: Facts,
+    *,
+    findings: list[pii.Finding] | None = None,
+    screen: Screen | None = None,
 ) -> PolicyDecision:
-    """Run every enabled rule and combine their answers (strictest wins)."""
-    from tether.memory import pii
+    """Run every enabled rule and combine their answers (strictest wins).
 
-    review = Review(proposal, principal, config, facts, pii.detect(proposal.text))
+    ``findings`` (of :func:`tether.memory.pii.detect` on the proposal's text) and
+    ``screen`` are what the write path already computed; without them they are
+    computed here."""
+    if findings is None:
+        findings = pii.detect(proposal.text)
+    review = Review(proposal, principal, config, facts, findings, screen)
     results = []
     for name, rule in RULES.items():
         if name in config.disabled_rules:

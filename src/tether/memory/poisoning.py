@@ -1,0 +1,374 @@
+"""Memory poisoning: text that would give someone authority, switch off a control or steer
+the agent once it is remembered. The write policy's ``instruction_like`` rule asks
+:func:`assess` and holds (or refuses) what it flags.
+
+Four signals, each named in the decision so a reviewer sees why a proposal was held:
+
+- ``pattern``: the fixed instruction patterns of :mod:`tether.memory.injection`;
+- ``lexicon``: the multilingual categories alone make a claim (a right claimed or granted),
+  a bypass (a control weakened), an order to the agent or data sent away;
+- ``structural``: content from an untrusted source (tool output, an imported document,
+  a model's inference) that speaks about authority, permissions, identity or the agent's
+  behaviour, whatever it asks for;
+- ``classifier``: a logistic regression over hashed words, word pairs and character
+  n-grams of the normalised text, the lexicon's categories and the source, trained by
+  ``scripts/train_poisoning.py`` (weights in ``poisoning_model.json``); it needs no
+  optional package;
+- ``embedding``: a logistic regression over the default embedder's vector of the
+  (redacted) text, used when the installed embedder is that model and the lexicon found
+  something of concern (a right, a role, a control, the agent, a directive, data sent
+  away): the vector says how it is meant, the lexicon that it is about authority. The
+  model is mostly English; the multilingual lexicon carries the other languages.
+
+The lexicon (:data:`LEXICON`) is a set of word stems per category, in English, German,
+French, Spanish, Italian, Portuguese and Dutch, matched on the normalised text
+(:func:`tether.memory.injection.normalise`: case, accents, look-alike letters, markdown
+emphasis, letters spaced out or joined by dots, punctuation around words).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from tether.memory.injection import looks_like_instruction, normalise
+
+MODEL_FILE = "poisoning_model.json"
+UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
+
+
+def _stems(spaced: str) -> re.Pattern[str]:
+    """Stems matched at a word start as prefixes; ``_`` and ``-`` stand for a space (as
+    the normalised text has it) and a final ``$`` asks for the whole word."""
+    unique = {stem.replace("_", " ").replace("-", " ") for stem in spaced.split()}
+    stems = sorted(unique, key=len, reverse=True)
+    parts = [
+        re.escape(stem[:-1]) + r"\b" if stem.endswith("$") else re.escape(stem) for stem in stems
+    ]
+    return re.compile(r"\b(?:" + "|".join(parts) + ")")
+
+
+LEXICON: dict[str, re.Pattern[str]] = {
+    # rights: privileges, permissions, access, exemptions (a strong sign)
+    "privilege": _stems(
+        "privileg privilegi privilegio privilegie superus superutente superusuari "
+        "superutilisat root_access root_rights root-zugriff root-toegang acesso_root "
+        "acceso_root accesso_root acces_root root_on$ sudo permission permiso permisos "
+        "permissao permissoes permesso permessi berechtig toestemming autorisatie "
+        "rights$ rechte rechten droits$ derechos$ diritti$ direitos$ access$ accesso$ "
+        "acceso$ acesso$ acces$ toegang zugriff zugang clearance allowlist whitelist "
+        "liste_blanche lista_blanca lista_autorizzata lista_de_permiss freigabeliste "
+        "toegestane_lijst exempt exento exenta esente isent vrijgesteld ausgenommen "
+        "access_level zugriffsstufe unrestricted onbeperkt unbeschrankt sans_limite "
+        "sin_restric senza_limit sem_restric full_access vollen_zugriff voller_zugriff "
+        "elevated erhoht override_rights signing_authority pre-approved pre_approved "
+        "preapproved vorab_genehmigt deja_approuv ya_aprobad gia_approvat ja_aprovad "
+        "vooraf_goedgekeurd authorised authorized authorisation authorization autorizado "
+        "autorizada autorizzat autorise autorisee habilite bevoegd befugt berechtigt "
+        "freigeschaltet whitelisted allowlisted exportrechte exportrechten "
+        "droits_d'export permisos_de_export permessi_di_esport permissoes_de_export "
+        "export_permission authority authorit autoridad autorita autoridade bevoegdheid "
+        "vollmacht befugnis pouvoir_d poder_de potere_di on_his_own on_her_own "
+        "on_their_own selbst_freigeb selbst_genehmig seul$ por_su_cuenta da_solo "
+        "da_sola sozinho sozinha zelf_goedkeur"
+    ),
+    # roles that carry authority (weak alone: an occupation is no claim)
+    "role": _stems(
+        "admin administrat amministrat beheerder owner$ proprietaire proprietari "
+        "eigentumer eigenaar dueno$ dono$ ceo$ pdg$ vorstand director directeur diretor "
+        "amministratore_delegato compliance_officer responsable_conformite "
+        "responsable_de_cumplimiento responsabile_compliance responsavel_de_conformidade "
+        "compliance-beauftragt compliance_beauftragt on_behalf_of im_auftrag au_nom_de "
+        "en_nombre_de per_conto_del em_nome_da namens head_office zentrale siege$ "
+        "central$ sede_central hoofdkantoor security_team sicherheitsteam "
+        "equipe_securite equipo_de_seguridad team_sicurezza equipa_de_seguranca "
+        "securityteam auditor auditeur revisore prufer operator developer entwickler "
+        "developpeur desarrollador sviluppatore programador ontwikkelaar manager "
+        "root$ superior"
+    ),
+    # controls and guarded assets: logs, approvals, checks, backups, secrets, records
+    "control": _stems(
+        "audit log$ logs$ logged logging protokoll journal registr registo historique "
+        "history verlauf cronologia historico geschiedenis activiteitenlog "
+        "backup back-up sauvegard copias_de_seguridad copie_di_sicurezza "
+        "copias_de_segur copias_de_seguranca approval approv genehmig freigabe "
+        "validation aprobac aprovac approvaz goedkeur sign-off sign_off signoff "
+        "verif check controle control kontroll two-factor twofactor 2fa mfa "
+        "zweifaktor zwei-faktor zwei_faktor double_authentification doubleauthentification "
+        "dos_pasos due_fattori dois_passos tweestaps fraud betrug fraude frode identit "
+        "compliance conformite cumplimiento conformidade monitoring uberwach surveill "
+        "security sicherheit securite seguridad sicurezza seguranca veiligheid "
+        "password passwort mot_de_passe contrasena palavra-passe palavra_passe "
+        "wachtwoord databasewachtwoord api_key api_keys api-key api-schlussel "
+        "cles_api claves_de_api chiavi_api chaves_de_api api-sleutel api_sleutel "
+        "secret credential salar gehalt stipend salario salaris kundendaten "
+        "customer_data customer_record customer_list dossiers_clients "
+        "datos_de_clientes dati_dei_clienti dados_dos_clientes klantgegevens "
+        "klantenlijst kundenliste internal_notes notes_internes restricted vertraulich "
+        "confidential riservat restrit restring production produktion refund_limit "
+        "limit limite grenze limiet rapporti_di_accesso access_report zugriffsbericht "
+        "rapports_d'acces informes_de_acceso relatorios_de_acesso toegangsrapport "
+        "payout pagament payment betaling zahlung auszahl uitbetal paiement pago pagos "
+        "rimbors reembols terugbetal erstattung rembourse"
+    ),
+    # weakening a control: skipping, switching off, deleting, hiding, ignoring
+    "weaken": _stems(
+        "skip bypass ignore ignorier negeer disregard forget vergiss vergeet oublie "
+        "olvida dimentica esquece disable deaktivier abschalt ausschalt desactiv "
+        "disattiv deslig uitzet uitschakel turn_off switch_off switched_off "
+        "delete deleting losch supprim efface borrar elimin cancell apagar wissen "
+        "verwijder wipe hide verberg verstec cacher ocult nascond no_need "
+        "keine_ruckfrage without_asking without_review without_checks without_a_ticket "
+        "without_approval ohne_ruckfrage ohne_kontrolle ohne_freigabe sans_demander "
+        "sans_controle sans_validation sin_preguntar sin_control sin_aprobac "
+        "senza_chiedere senza_controll senza_approvaz sem_pergunt sem_control "
+        "sem_aprovac zonder_iemand zonder_controle zonder_goedkeuring zonder_te_vragen "
+        "no_record no_trace keine_spur aucune_trace sin_rastro nessuna_traccia "
+        "geen_spoor non_lasciarne uberspring saute sautes sauter salta$ salti$ "
+        "saltes saltar overslaan overslaat omitir omettre auslass void no_longer "
+        "nicht_mehr ne_s'appliquent_plus ya_no non_valgono ja_nao niet_meer contourn "
+        "umgeh aggira contornar omzeil saltarse never_show nie_in jamais_appara "
+        "nunca_deben mai_compar nooit_in out_of buiten_de aus_den hors_des fuera_de "
+        "fuori_dai fora_dos don't_log don't_tell sag_der_compliance_nichts ne_dis_rien "
+        "no_le_cuentes non_dire_nulla nao_contes vertel_compliance_niets "
+        "not_be_recorded not_recorded nicht_protokoll n'enregistre_pas no_registres "
+        "non_registrare nao_registes log_mijn stop_writing stop_asking fine_whenever "
+        "ist_in_ordnung ne_pose_pas esta_bien va_bene nao_faz_mal is_prima feel_free "
+        "ruhig n'hesite puedes_eliminar puoi_eliminar podes_eliminar mag_je_gerust "
+        "mag_gerust darfst_du_gern just_approve einfach_ohne it's_okay_to_turn "
+        "rather_you_disable straight_to_production"
+    ),
+    # the agent addressed as such
+    "agent": _stems(
+        "assistant assistent asistente assistente the_ai the_model an_ai ai_system "
+        "ai-system ki-system ki_system ai_systemen ai-systemen systemes_d'ia "
+        "sistemas_de_ia sistemi_di_ia note_to_the_ai hinweis_an_die_ki note_pour_l'ia "
+        "nota_para_la_ia nota_per_l'ia nota_para_a_ia notitie_voor_de_ai das_modell "
+        "le_modele el_modelo il_modello o_modelo het_model chatbot the_bot "
+        "language_model sprachmodell modele_de_langage modelo_de_lenguaje "
+        "modello_linguistico taalmodel agents_reading agenten_die los_agentes_que "
+        "gli_agenti_che os_agentes_que les_agents_qui system_prompt systemprompt "
+        "prompt_system prompt_de_sistema prompt_di_sistema systeemprompt you_are_now "
+        "du_bist_jetzt tu_es_desormais ahora_eres ora_sei agora_es je_bent_nu "
+        "your_guidelines deine_richtlinien tes_consignes tus_directrices "
+        "le_tue_linee as_tuas_diretrizes je_richtlijnen your_safety your_developers "
+        "your_operators the_rules_you die_regeln_die les_regles_qu las_reglas_que "
+        "le_regole_che as_regras_que de_regels_die safety_policy "
+        "sicherheitsrichtlinie politique_de_securite politica_de_seguridad "
+        "politica_di_sicurezza politica_de_seguranca veiligheidsbeleid "
+        "who_built_you der_dich_gebaut qui_t'a_concu que_te_creo che_ti_ha_creato "
+        "que_te_criou die_je_heeft_gebouwd"
+    ),
+    # directives: must, always, from now on, treat as, reply with
+    "directive": _stems(
+        "must should always never from_now_on whenever muss musst mussen soll sollen "
+        "immer nie$ ab_jetzt ab_sofort doit$ doivent toujours jamais desormais debe$ "
+        "deben siempre nunca desde_ahora a_partir_de_ahora deve$ devono sempre mai$ "
+        "d'ora_in_poi devem moet$ moeten altijd nooit voortaan treat$ treat_anything "
+        "behandle considere considera$ trata$ trata_a behandel$ is_to$ pretend tu_so "
+        "fais_comme haz_como fai_finta faz_de_conta doe_alsof act_as$ follow$ "
+        "follow_only befolge volg$ important$ wichtig$ count_as gelten_als "
+        "comptent_comme cuentan_como valgono_come contam_como gelden_als follow_my "
+        "befolge_meine suis_mes sigue_mis segui_le_mie segue_as_minhas volg_mijn"
+    ),
+    # giving someone a right
+    "grant": _stems(
+        "grant granted give_me gave_me given promoted raised upgraded cleared_me "
+        "erteil gewahr befordert freigeschalt accord donne_moi conced concedieron "
+        "otorg dar_me dat_me dato concesso concedido gegeven gekregen toegekend "
+        "verleend habilitado autorizado_a abilitat ernannt appointed nomme nombrado "
+        "nominato nomeado benoemd"
+    ),
+    # sending data away
+    "exfiltrate": _stems(
+        "forward_all forward_every weiterleit transfer reenvi inoltr reencaminh "
+        "doorstur send_a_copy schick_eine envoie_une envia_una invia_una envia_uma "
+        "stuur_een share_customer gib_kundendaten partage_les comparte_los "
+        "condividi_i partilha_os deel_klant to_an_outside an_eine_externe "
+        "vers_une_adresse a_una_direccion verso_un_indirizzo para_um_endereco "
+        "naar_een_extern include_the_full paste_the give_it gib_es donne-le dasela "
+        "dagliela da-lha geef_het reveal hand_me tell_callers private_storage "
+        "privates_postfach personal_mailbox boite_personnelle buzon_personal "
+        "casella_personale caixa_pessoal persoonlijke_mailbox mit_aus in_je_antwoorden "
+        "dans_tes_reponses en_tus_respuestas nelle_tue_risposte nas_tuas_respostas "
+        "in_your_replies into_your_replies when_you_answer"
+    ),
+    # the writer speaks about themself
+    "self": _stems(
+        "i'm i_am i've i_have i_hold i_speak my_role my_account my_access my_word "
+        "my_requests my_instructions my_exports my_actions my_queries me_as "
+        "consider_me this_is_the ich_bin ich_habe ich_stehe ich_schreibe mein_konto "
+        "meine_rolle mein_wort meine_anfragen meine_exporte meine_aktionen mir_wurde "
+        "hier_spricht je_suis j'ai j'ecris mon_role mon_compte ma_parole mes_demandes "
+        "mes_exports mes_actions on_m'a c'est_le soy$ tengo estoy escribo mi_rol "
+        "mi_cuenta mi_palabra mis_peticiones mis_solicitudes mis_exportaciones "
+        "mis_acciones me_concedieron habla_el sono$ ho$ scrivo il_mio la_mia le_mie "
+        "mi_e_stato parla_l sou$ tenho estou escrevo o_meu a_minha os_meus as_minhas "
+        "foi-me fala_o ik_ben ik_heb ik_sta ik_schrijf mijn_rol mijn_account "
+        "mijn_woord mijn_verzoeken mijn_exports mijn_acties hier_spreekt"
+    ),
+}
+CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+"""With ``privilege``, what makes a text a claim or a grant rather than a mention."""
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What the detector found: the signals that fired (empty: nothing), the lexicon's
+    categories, the classifiers' probabilities (``None`` where a signal did not run)."""
+
+    signals: tuple[str, ...]
+    categories: tuple[str, ...]
+    classifier: float
+    embedding: float | None
+    pattern: str | None
+
+    @property
+    def privilege(self) -> bool:
+        """Whether the text speaks of someone's authority (roles, permissions, rights)."""
+        return "privilege" in self.categories or "role" in self.categories
+
+
+def categories(plain: str) -> tuple[str, ...]:
+    """The lexicon categories found in normalised text."""
+    return tuple(name for name, pattern in LEXICON.items() if pattern.search(plain))
+
+
+def structural(found: Sequence[str], source: str) -> bool:
+    """Whether untrusted content asserts authority or instructs the agent: it addresses
+    the agent, it speaks of rights or roles as a claim, a grant or an order, or (a
+    model's inference) it says anything about someone's rights or role."""
+    if "agent" in found:
+        return True
+    if "privilege" not in found and "role" not in found:
+        return False
+    return source == "model_inference" or any(name in found for name in CLAIM_CATEGORIES)
+
+
+def lexical(found: Sequence[str]) -> bool:
+    """Whether the categories alone make a claim, a bypass or an order, from any source:
+    a right claimed, granted or ordered; a role used to weaken or order; a control
+    weakened; the agent told what to do; data sent away."""
+    has = set(found)
+    if "privilege" in has and has & {"self", "grant", "directive", "weaken"}:
+        return True
+    if "role" in has and has & {"weaken", "directive", "grant"}:
+        return True
+    if "control" in has and "weaken" in has:
+        return True
+    if "agent" in has and has & {"directive", "weaken"}:
+        return True
+    return "exfiltrate" in has
+
+
+def features(plain: str, source: str, found: Sequence[str]) -> list[str]:
+    """The classifier's sparse features: words, word pairs, character 5-grams inside
+    words, lexicon categories with their pairs and source crosses, the source."""
+    words = plain.split()
+    names = [f"w:{word}" for word in words]
+    names += [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
+    for word in words:
+        padded = f" {word} "
+        names += [f"c:{padded[i : i + 5]}" for i in range(max(1, len(padded) - 4))]
+    names += [f"s:{source}", *(f"k:{name}" for name in found)]
+    names += [f"k:{name}|s:{source}" for name in found]
+    names += [f"k:{a}+{b}" for i, a in enumerate(found) for b in found[i + 1 :]]
+    return names
+
+
+def bucket(name: str, size: int) -> int:
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") % size
+
+
+@dataclass(frozen=True)
+class Model:
+    """Shipped weights: the hashed classifier's and, optionally, the embedding one's."""
+
+    buckets: int
+    weights: dict[int, float]
+    bias: float
+    threshold: float
+    embedder_prefix: str
+    embedding_weights: tuple[float, ...]
+    embedding_sources: dict[str, float]
+    embedding_bias: float
+    embedding_threshold: float
+
+    def hashed(self, names: Sequence[str]) -> float:
+        total = self.bias + sum(self.weights.get(bucket(name, self.buckets), 0.0) for name in names)
+        return _sigmoid(total)
+
+    def embedded(self, vector: Sequence[float], source: str) -> float:
+        total = self.embedding_bias + self.embedding_sources.get(source, 0.0)
+        total += math.fsum(
+            w * float(v) for w, v in zip(self.embedding_weights, vector, strict=True)
+        )
+        return _sigmoid(total)
+
+
+def _sigmoid(value: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value))))
+
+
+@cache
+def model() -> Model:
+    """The shipped weights (read once)."""
+    data: dict[str, Any] = json.loads(
+        resources.files("tether.memory").joinpath(MODEL_FILE).read_text("utf-8")
+    )
+    hashed, embedded = data["hashed"], data["embedding"]
+    return Model(
+        buckets=int(hashed["buckets"]),
+        weights={int(key): float(value) for key, value in hashed["weights"].items()},
+        bias=float(hashed["bias"]),
+        threshold=float(hashed["threshold"]),
+        embedder_prefix=str(embedded["embedder_prefix"]),
+        embedding_weights=tuple(float(value) for value in embedded["weights"]),
+        embedding_sources={str(k): float(v) for k, v in embedded["sources"].items()},
+        embedding_bias=float(embedded["bias"]),
+        embedding_threshold=float(embedded["threshold"]),
+    )
+
+
+def assess(
+    text: str,
+    source: str,
+    *,
+    vector: Sequence[float] | None = None,
+    embedder_id: str | None = None,
+) -> Assessment:
+    """Run every signal on ``text`` (already redacted: no PII or secret reaches here).
+
+    ``vector`` is the installed embedder's vector of ``text``; it counts only when that
+    embedder is the default model the embedding weights were trained for.
+    """
+    plain = normalise(text)
+    found = categories(plain)
+    weights = model()
+    signals: list[str] = []
+    pattern = looks_like_instruction(text)
+    if pattern is not None:
+        signals.append("pattern")
+    if source in UNTRUSTED_SOURCES and structural(found, source):
+        signals.append("structural")
+    if lexical(found):
+        signals.append("lexicon")
+    score = weights.hashed(features(plain, source, found))
+    if score >= weights.threshold:
+        signals.append("classifier")
+    semantic = None
+    usable = embedder_id is not None and embedder_id.startswith(weights.embedder_prefix)
+    concern = any(name != "self" for name in found)
+    if concern and vector is not None and usable and len(vector) == len(weights.embedding_weights):
+        semantic = weights.embedded(vector, source)
+        if semantic >= weights.embedding_threshold:
+            signals.append("embedding")
+    return Assessment(tuple(signals), found, score, semantic, pattern)
