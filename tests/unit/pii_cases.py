@@ -433,7 +433,6 @@ def near_misses() -> tuple[str, ...]:
         )
     for index, locale in enumerate(LOCALES * 3):
         local = fakers[locale]
-        texts.append(f"Ship to {local.address()}".replace("\n", ", "))
         texts.append(f"{local.user_agent()}")
         texts.append(f"EAN {local.ean13()}" if index % 2 else f"{local.ean13()} in stock")
         texts.append(f"ISBN {local.isbn13()}")

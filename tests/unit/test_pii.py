@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit import pii_cases
+from tests.unit import pii_cases, pii_shapes
 from tether.errors import InvalidInput
 from tether.memory.pii import (
     KINDS,
@@ -30,44 +30,61 @@ PEM = (
 )
 
 
-def test_corpus_recall_and_precision() -> None:
-    """Faker PII in seven locales, published token formats, and near misses that look alike."""
-    positives = pii_cases.positives()
-    near_misses = pii_cases.near_misses()
-    assert len(positives) >= 300
-    assert len(near_misses) >= 300
-    found, correct, wrong = 0, 0, []
-    missed = []
+def _score(positives: list[pii_cases.Case], near_misses: tuple[str, ...]) -> dict[str, list[int]]:
+    """Per kind: [planted, found, correct findings, all findings of that kind]."""
+    table: dict[str, list[int]] = {kind: [0, 0, 0, 0] for kind in KINDS}
     for case in positives:
+        for kind in case.kinds:
+            table[kind][0] += 1
         hit = False
         for finding in detect(case.text):
+            table[finding.kind][3] += 1
             overlaps = finding.start < case.end and case.start < finding.end
             if overlaps and finding.kind in case.kinds:
-                correct += 1
+                table[finding.kind][2] += 1
                 hit = True
             else:
-                wrong.append((case.text, finding))
-        found += hit
-        if not hit:
-            missed.append(case)
+                print(f"  false {finding.kind} {finding.text!r} in {case.text!r}")
+        if hit:
+            for kind in case.kinds:
+                table[kind][1] += 1
+        else:
+            print(f"  missed {sorted(case.kinds)}: {case.text!r}")
     for text in near_misses:
-        wrong += [(text, finding) for finding in detect(text)]
-    recall = found / len(positives)
-    precision = correct / (correct + len(wrong)) if correct + len(wrong) else 1.0
+        for finding in detect(text):
+            table[finding.kind][3] += 1
+            print(f"  false {finding.kind} {finding.text!r} in {text!r}")
+    return table
+
+
+def test_corpus_recall_and_precision_per_kind() -> None:
+    """Faker PII in seven locales, published token formats, hand-written shapes and kinds
+    (``pii_shapes``), and near misses that look alike: recall and precision per kind."""
+    positives = [*pii_cases.positives(), *pii_shapes.positives()]
+    near_misses = pii_cases.near_misses() + pii_shapes.near_misses()
+    assert len(positives) >= 400
+    assert len(near_misses) >= 350
+    table = _score(positives, near_misses)
+    planted = sum(row[0] for row in table.values())
+    found = sum(row[1] for row in table.values())
+    correct = sum(row[2] for row in table.values())
+    reported = sum(row[3] for row in table.values())
     print(
-        f"PII detection: recall {recall:.3f}, precision {precision:.3f} over "
+        f"PII detection: recall {found / planted:.3f}, precision {correct / reported:.3f} over "
         f"{len(positives)} positives and {len(near_misses)} near misses"
     )
-    for case in missed:
-        print(f"  missed {sorted(case.kinds)}: {case.text!r}")
-    for text, finding in wrong:
-        print(f"  false {finding.kind} {finding.text!r} in {text!r}")
-    assert recall >= 0.99
-    assert precision >= 0.95
+    for kind, (count, hits, right, total) in sorted(table.items()):
+        precision = right / total if total else 1.0
+        print(f"  {kind:<18} recall {hits / count:.3f} ({hits}/{count})  precision "
+              f"{precision:.3f} ({right}/{total})")  # fmt: skip
+    for kind, (count, hits, right, total) in table.items():
+        assert count and hits / count >= 0.99, kind
+        assert (right / total if total else 1.0) >= 0.97, kind
 
 
 def test_corpus_covers_every_kind() -> None:
-    planted = set().union(*(case.kinds for case in pii_cases.positives()))
+    cases = [*pii_cases.positives(), *pii_shapes.positives()]
+    planted = set().union(*(case.kinds for case in cases))
     assert planted == set(KINDS)
 
 

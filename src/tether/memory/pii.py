@@ -8,14 +8,19 @@ Kinds (stable names, matched on by policies):
 
 - personal data: ``email``, ``phone``, ``ssn`` (US), ``card`` (Luhn-checked, known issuer
   prefixes), ``iban`` (ISO 13616 mod-97 with per-country lengths), ``ip_address`` (IPv4
-  and IPv6);
+  and IPv6), ``address`` (street and number in seven languages' conventions),
+  ``date_of_birth`` (a date after a birth cue), ``passport`` and ``national_id`` (after a
+  cue word, or checked shapes: UK NINO, Spanish DNI/NIE, codice fiscale, CPF), ``health``
+  (diagnoses, conditions, pregnancy, treatments: special-category data);
 - secrets: ``private_key`` (PEM blocks), ``jwt``, ``aws_access_key``, ``aws_secret_key``
   (only next to an AWS or secret-key cue), ``github_token``, ``gitlab_token``,
   ``slack_token``, ``slack_webhook``, ``stripe_key``, ``openai_key``, ``anthropic_key``,
   ``google_api_key``, ``npm_token``, ``pypi_token``, ``huggingface_token``,
-  ``sendgrid_key``, ``bearer_token``, ``basic_auth``, ``generic_secret`` (a long value
-  assigned to a key such as ``api_key`` or ``client_secret``), ``password`` (the value of
-  a password form in several languages, or the password of a URL).
+  ``sendgrid_key``, ``bearer_token``, ``basic_auth``, ``recovery_code`` (codes listed
+  after a recovery or backup-code cue), ``generic_secret`` (a long value assigned to a key
+  such as ``api_key``, ``client_secret`` or Azure's ``AccountKey``, or following "api
+  secret" after a space), ``password`` (the value of a password form in several
+  languages, a made-up value a few words after the keyword, or the password of a URL).
 
 Detection is tuned for precision on the digits that fill ordinary text: order numbers,
 versions, dates, hashes, UUIDs and barcodes are not reported. The price: a phone number
@@ -28,7 +33,8 @@ lower-case country code are missed. Findings carry the matched text; their ``rep
 leaves it out so a logged finding never leaks what it found.
 
 This module is the entry point (kinds, :func:`detect`, :func:`redact`); the finders live
-in :mod:`tether.memory.pii_personal` and :mod:`tether.memory.pii_secrets`.
+in :mod:`tether.memory.pii_personal`, :mod:`tether.memory.pii_identity` and
+:mod:`tether.memory.pii_secrets`.
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tether.errors import InvalidInput
+from tether.memory.pii_identity import (
+    find_addresses,
+    find_birth_dates,
+    find_documents,
+    find_health,
+)
 from tether.memory.pii_personal import (
     HAS_DIGIT,
     NOT_PII,
@@ -51,9 +63,11 @@ from tether.memory.pii_personal import (
 from tether.memory.pii_secrets import (
     KEY_HINT,
     PASSWORD_HINT,
+    RECOVERY_HINT,
     TOKEN_HINT,
     find_keyed_secrets,
     find_passwords,
+    find_recovery_codes,
     find_tokens,
 )
 
@@ -69,12 +83,15 @@ __all__ = [
     "redact",
 ]
 
-PII_KINDS: tuple[str, ...] = ("email", "iban", "card", "ssn", "ip_address", "phone")
+PII_KINDS: tuple[str, ...] = (
+    "email", "iban", "card", "ssn", "national_id", "passport", "date_of_birth", "ip_address",
+    "phone", "address", "health",
+)  # fmt: skip
 SECRET_KINDS: tuple[str, ...] = (
     "private_key", "jwt", "aws_access_key", "github_token", "gitlab_token", "slack_webhook",
     "slack_token", "stripe_key", "anthropic_key", "openai_key", "google_api_key", "npm_token",
     "pypi_token", "huggingface_token", "sendgrid_key", "aws_secret_key", "basic_auth",
-    "bearer_token", "generic_secret", "password",
+    "bearer_token", "recovery_code", "generic_secret", "password",
 )  # fmt: skip
 #: Every kind, most specific first: on overlapping findings the earlier kind wins.
 KINDS: tuple[str, ...] = SECRET_KINDS + PII_KINDS
@@ -127,6 +144,9 @@ def detect(text: str) -> list[Finding]:
     if HAS_DIGIT.search(text):
         find_ibans(text, candidates)
         find_numbers(text, candidates)
+        find_addresses(text, candidates)
+        find_birth_dates(text, candidates)
+        find_documents(text, candidates)
         if "::" in text or text.count(":") >= 6:
             find_ipv6(text, candidates)
     lowered = text.lower()
@@ -134,6 +154,9 @@ def detect(text: str) -> list[Finding]:
         find_passwords(text, candidates)
     if KEY_HINT.search(lowered):
         find_keyed_secrets(text, lowered, candidates)
+    if RECOVERY_HINT.search(lowered):
+        find_recovery_codes(text, candidates)
+    find_health(text, candidates)
     if not candidates:
         return []
     candidates.sort(key=lambda item: (_PRIORITY[item[0]], item[1] - item[2], item[1]))

@@ -109,13 +109,23 @@ def _cue_words(text: str, start: int) -> list[str]:
     return _CUE_WORD.findall(_window(text, start, 40).lower())
 
 
+_LABEL_FILLERS = words("no nr number num nummer numero numéro n nº id ref")
+
+
 def _number_context(text: str, start: int) -> str | None:
-    """``"phone"`` or ``"other"`` after the nearest cue word before ``start``, else None."""
-    for word in reversed(_cue_words(text, start)):
+    """``"phone"`` after the nearest phone cue before ``start``; ``"other"`` when the
+    number is labelled as an order, a case, a ticket... (the label right before it, or
+    before "no"/"number"/"#"); else None. A label further back ("the card used in the
+    transaction was ...") says nothing about this number."""
+    cues = _cue_words(text, start)
+    labelled = True
+    for word in reversed(cues):
         if word in _PHONE_CUES or word.startswith(_PHONE_STEMS):
             return "phone"
-        if word == "#" or word in _OTHER_CUES or word.startswith(_OTHER_STEMS):
+        other = word == "#" or word in _OTHER_CUES or word.startswith(_OTHER_STEMS)
+        if other and labelled:
             return "other"
+        labelled = labelled and (word == "#" or word in _LABEL_FILLERS)
     return None
 
 
@@ -301,10 +311,11 @@ def find_numbers(text: str, out: Out) -> None:
         number = run.group()
         if len(number) < 7:
             continue
-        if number[0].isdigit():
-            found = [_ipv4_at(text, start), _ssn_at(text, start)]
-            if len(number) >= 13:
-                found.append(_card_at(text, start))
+        digits_at = start + 1 if number[0] == "(" and number[1:2].isdigit() else start
+        if text[digits_at].isdigit():
+            found = [_ipv4_at(text, digits_at), _ssn_at(text, digits_at)]
+            if end - digits_at >= 13:
+                found.append(_card_at(text, digits_at))
             out += [finding for finding in found if finding is not None]
         if start and text[start - 1] in _PHONE_NOT_AFTER:
             continue

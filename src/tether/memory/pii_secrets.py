@@ -62,7 +62,10 @@ PASSWORD_HINT = re.compile(
     r"p(?:ass|w|arola)|kennwort|c(?:ontrase|lave)|wachtwoord|s(?:enha|alasana)|h(?:as[łl]o|eslo)"
     r"|l[öo]senord|adgangskode|jelsz|mdp|://|-u[ =]|--user"
 )
-KEY_HINT = re.compile(r"b(?:earer|asic)|authori|token|secret|key|a(?:ws|mazon)")
+RECOVERY_HINT = re.compile(
+    r"recover|backup|rescue|emergency|2fa|mfa|factor|secours|recupera|herstel"
+)
+KEY_HINT = re.compile(r"b(?:earer|asic)|authori|token|secret|key|a(?:ws|mazon)|sig")
 _PASSWORD = re.compile(
     r"(?i)(?<![a-z0-9])(?:(?P<strong>pgpassword|password|passwd|passphrase|passcode|"
     r"passwort|kennwort|mot de passe|contrase[ñn]a|wachtwoord|senha|has[łl]o|l[öo]senord|"
@@ -71,6 +74,15 @@ _PASSWORD = re.compile(
     r"|[ \t]+(?:is|was|ist|lautet|war|est|était|es|era|è|é|är|er|jest)(?:[ \t]*:)?[ \t]+"
     r"|[ \t]+)"
     r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`<>]{1,200})"
+)
+# A password named first and given a few words later: "the passphrase for the vault is
+# fq57...", "pw is walrus857". Only values that look made up (letters and digits) count.
+_PASSWORD_LATER = re.compile(
+    r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|passcode|passwort|kennwort|"
+    r"mot de passe|contrase[ñn]a|wachtwoord|senha|pwd|pw|mdp)(?![\w-])"
+    r"(?:[ \t]+[^\s:=\"'`]{1,24}){0,5}?"
+    r"[ \t]*(?:[ \t](?:is|was|ist|lautet|war|est|était|es|era|è|é|är|er|jest)|:)[ \t]+"
+    r"(?P<value>[^\s\"'`<>]{6,80})"
 )
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s/@]+)@[\w.[\]-]")
 _CLI_PASSWORD = re.compile(r"(?<!\S)(?:-u|--user)[ =][\"']?[^\s:\"'@]+:(?P<value>[^\s\"']+)")
@@ -129,11 +141,24 @@ def _password_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     return None if value[0] in "/~." else (start, end)
 
 
+def _made_up(value: str) -> bool:
+    """Letters and digits mixed (``walrus857``, ``fq57bpowlyhsiy``): not a word, not a
+    number, not a date or a version."""
+    if len(value) < 6 or value.lower() in _NOT_PASSWORDS or _VERSION_LIKE.fullmatch(value):
+        return False
+    return bool(HAS_DIGIT.search(value)) and sum(char.isalpha() for char in value) >= 2
+
+
 def find_passwords(text: str, out: Out) -> None:
     for match in _PASSWORD.finditer(text):
         span = _password_value(text, match)
         if span is not None:
             out.append(("password", *span))
+    for match in _PASSWORD_LATER.finditer(text):
+        start = match.start("value")
+        value = _trim_value(match.group("value"))
+        if _made_up(value) and not _CODE_REFERENCE.fullmatch(value):
+            out.append(("password", start, start + len(value)))
     for pattern in (_URL_PASSWORD, _CLI_PASSWORD):
         for match in pattern.finditer(text):
             value = match.group("value")
@@ -151,8 +176,25 @@ _GENERIC_SECRET = re.compile(
     r"(?i)(?<![a-z0-9])(?:api[_.-]?key|apikey|api[_-]?secret|app[_-]?secret|"
     r"client[_-]?secret|secret[_-]?key|secret|access[_-]?token|auth[_-]?token|"
     r"refresh[_-]?token|api[_-]?token|private[_-]?token|session[_-]?token|token|"
-    r"access[_-]?key(?:[_-]?id)?|signing[_-]?key|encryption[_-]?key)(?![\w-])"
+    r"access[_-]?key(?:[_-]?id)?|signing[_-]?key|encryption[_-]?key|account[_-]?key|"
+    r"shared[_-]?access[_-]?key|sharedaccesssignature|sig)(?![\w-])"
     r"[\"']?[ \t]*(?::|=|=>|[ \t]is)[ \t]*[\"']?(?P<value>[^\s\"'`<>,;&]{12,})"
+)
+# A secret-named key followed by its value after plain spaces: "api secret 9f86d0...".
+_SPACED_SECRET = re.compile(
+    r"(?i)(?<![a-z0-9])(?:api|app|client|secret|access|auth|signing|encryption|private|"
+    r"account|webhook)[ _-]?(?:secret|key|token)(?:[ \t]+(?:is|was|=|:))?[ \t]+"
+    r"(?P<value>[A-Za-z0-9+/_\-]{24,}={0,2})(?![\w+/=-])"
+)
+_NPM_AUTH = re.compile(r"(?i)_authToken[ \t]*=[ \t]*(?P<value>[^\s\"'`]{12,})")
+_RECOVERY_CUE = re.compile(
+    r"(?i)\b(?:recovery|backup|rescue|emergency|2fa|mfa|two[- ]factor|wiederherstellungs|"
+    r"backup-|codes? de (?:secours|recuperaci[óo]n|recupera[çc][ãa]o)|codici di recupero|"
+    r"herstelcodes?)"
+)
+_RECOVERY_CODE = re.compile(
+    r"(?<![\w-])(?:[A-Za-z0-9]{4,6}-[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6})*|[0-9]{8,10}|"
+    r"[a-z0-9]{10})(?![\w-])"
 )
 _VERSION_LIKE = re.compile(r"v?[0-9]+(?:\.[0-9]+)+(?:[-+.][A-Za-z0-9.]+)?")
 _AWS_CUE = re.compile(r"(?i)aws|amazon|secret[ _-]?(?:access[ _-]?)?key")
@@ -178,7 +220,7 @@ def find_keyed_secrets(text: str, lowered: str, out: Out) -> None:
                 continue
             if ":" in decoded and decoded.isprintable():
                 out.append(("basic_auth", *match.span("value")))
-    if "key" in lowered or "token" in lowered or "secret" in lowered:
+    if "key" in lowered or "token" in lowered or "secret" in lowered or "sig" in lowered:
         for match in _GENERIC_SECRET.finditer(text):
             start = match.start("value")
             value = _trim_value(match.group("value"))
@@ -186,9 +228,32 @@ def find_keyed_secrets(text: str, lowered: str, out: Out) -> None:
                 continue
             if not _VERSION_LIKE.fullmatch(value):
                 out.append(("generic_secret", start, start + len(value)))
+    for match in _SPACED_SECRET.finditer(text):
+        value = match.group("value")
+        if _looks_random(value) and not _VERSION_LIKE.fullmatch(value):
+            out.append(("generic_secret", *match.span("value")))
+    if "authtoken" in lowered:
+        for match in _NPM_AUTH.finditer(text):
+            value = _trim_value(match.group("value"))
+            if _looks_random(value) and not _CODE_REFERENCE.fullmatch(value):
+                start = match.start("value")
+                out.append(("npm_token", start, start + len(value)))
     cue = _AWS_CUE.search(text)
     if cue is not None:
         for match in _AWS_SECRET.finditer(text, cue.start()):
             value = match.group()
             if not (value.isupper() or value.islower()) and _looks_random(value):
                 out.append(("aws_secret_key", match.start(), match.end()))
+
+
+def find_recovery_codes(text: str, out: Out) -> None:
+    """Codes listed after a recovery or backup cue (within the same line): each code that
+    holds a digit is a ``recovery_code``."""
+    for cue in _RECOVERY_CUE.finditer(text):
+        line_end = text.find("\n", cue.end())
+        end = len(text) if line_end < 0 else line_end
+        if not re.search(r"(?i)codes?|c[óo]digos?|codici|schl[üu]ssel", text[cue.start() : end]):
+            continue
+        for match in _RECOVERY_CODE.finditer(text, cue.end(), min(end, cue.end() + 400)):
+            if HAS_DIGIT.search(match.group()) and not _VERSION_LIKE.fullmatch(match.group()):
+                out.append(("recovery_code", match.start(), match.end()))

@@ -29,7 +29,7 @@ from tether.memory.models import (
 from tether.memory.poisoning import assess
 from tether.principals import Principal, Role
 
-PII_KINDS = frozenset({"email", "phone", "ssn", "card", "iban", "ip_address"})
+PII_KINDS = frozenset(pii.PII_KINDS)
 """Personal data: redacted by default. Every other finding is a secret: refused."""
 
 UNTRUSTED = frozenset(
