@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 SECRETS = [
     ("the passphrase for the vault is fq57bpowlyhsiy", "fq57bpowlyhsiy"),
     ("pw is walrus857", "walrus857"),
-    ("deploy with ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"),
+    ("deploy with ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6", "aB3dE6gH9jK2mN5pQ8sT1vW4"),
     ("api secret " + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
      "9f86d081884c7d659a2feaa0c55ad015"),
     ("Recovery codes: 4f8k2-9xm3p 7q2wd-kk81z", "4f8k2-9xm3p"),
