@@ -78,7 +78,14 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "export_permission authority authorit autoridad autorita autoridade bevoegdheid "
         "vollmacht befugnis pouvoir_d poder_de potere_di on_his_own on_her_own "
         "on_their_own selbst_freigeb selbst_genehmig seul$ por_su_cuenta da_solo "
-        "da_sola sozinho sozinha zelf_goedkeur"
+        "da_sola sozinho sozinha zelf_goedkeur gaat_boven geht_vor hat_vorrang prevale "
+        "prevalece scavalca sobrepoe anula$ anulla"
+    ),
+    # everything: all records, every account, any case
+    "breadth": _stems(
+        "all$ every any$ tutte tutti todos todas tous$ toutes alle$ alles iedere elke "
+        "jede$ jeder jedes qualsiasi cualquier qualquer n'importe whole entire gesamte "
+        "ganze hele$ tout_le toda_la tutta_la"
     ),
     # roles that carry authority (weak alone: an occupation is no claim)
     "role": _stems(
@@ -113,11 +120,13 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "customer_data customer_record customer_list dossiers_clients "
         "datos_de_clientes dati_dei_clienti dados_dos_clientes klantgegevens "
         "klantenlijst kundenliste internal_notes notes_internes restricted vertraulich "
-        "confidential riservat restrit restring production produktion refund_limit "
+        "confidential confidenci confidentiel vertrouwelijk sigilo riservat restrit "
+        "restring production produktion refund_limit "
         "limit limite grenze limiet rapporti_di_accesso access_report zugriffsbericht "
         "rapports_d'acces informes_de_acceso relatorios_de_acesso toegangsrapport "
         "payout pagament payment betaling zahlung auszahl uitbetal paiement pago pagos "
-        "rimbors reembols terugbetal erstattung rembourse"
+        "rimbors reembols terugbetal erstattung rembourse filter filtering inhaltsfilter "
+        "filtrage filtro kyc"
     ),
     # weakening a control: skipping, switching off, deleting, hiding, ignoring
     "weaken": _stems(
@@ -127,6 +136,9 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "delete deleting losch supprim efface borrar elimin cancell apagar wissen "
         "verwijder wipe hide verberg verstec cacher ocult nascond no_need "
         "keine_ruckfrage without_asking without_review without_checks without_a_ticket "
+        "without_approval without_checking without_verification unchecked ohne_prufung "
+        "ohne_uberprufung sans_verification sin_revision sin_verificar senza_verifica "
+        "sem_verificacao zonder_controle zonder_verificatie "
         "without_approval ohne_ruckfrage ohne_kontrolle ohne_freigabe sans_demander "
         "sans_controle sans_validation sin_preguntar sin_control sin_aprobac "
         "senza_chiedere senza_controll senza_approvaz sem_pergunt sem_control "
@@ -149,6 +161,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
     # the agent addressed as such
     "agent": _stems(
         "assistant assistent asistente assistente the_ai the_model an_ai ai_system "
+        "any_ai ai_agent ai_reading to_the_agent the_agent "
         "ai-system ki-system ki_system ai_systemen ai-systemen systemes_d'ia "
         "sistemas_de_ia sistemi_di_ia note_to_the_ai hinweis_an_die_ki note_pour_l'ia "
         "nota_para_la_ia nota_per_l'ia nota_para_a_ia notitie_voor_de_ai das_modell "
@@ -255,10 +268,12 @@ def structural(found: Sequence[str], source: str) -> bool:
 
 def lexical(found: Sequence[str]) -> bool:
     """Whether the categories alone make a claim, a bypass or an order, from any source:
-    a right claimed, granted or ordered; a role used to weaken or order; a control
+    a right granted, ordered or claimed over a control; a role used to weaken or order; a control
     weakened; the agent told what to do; data sent away."""
     has = set(found)
-    if "privilege" in has and has & {"self", "grant", "directive", "weaken"}:
+    if "privilege" in has and has & {"grant", "directive", "weaken"}:
+        return True
+    if "privilege" in has and "self" in has and has & {"control", "role", "breadth"}:
         return True
     if "role" in has and has & {"weaken", "directive", "grant"}:
         return True
@@ -366,7 +381,7 @@ def assess(
         signals.append("classifier")
     semantic = None
     usable = embedder_id is not None and embedder_id.startswith(weights.embedder_prefix)
-    concern = any(name != "self" for name in found)
+    concern = any(name not in ("self", "role", "breadth") for name in found)
     if concern and vector is not None and usable and len(vector) == len(weights.embedding_weights):
         semantic = weights.embedded(vector, source)
         if semantic >= weights.embedding_threshold:
