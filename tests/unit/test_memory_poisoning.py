@@ -8,6 +8,8 @@ them, per language and per family.
 
 from __future__ import annotations
 
+import random
+import string
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -126,3 +128,24 @@ def test_each_decision_says_which_signal_fired(embedder: Embedder | None) -> Non
     for decision in decisions(corpus, embedder):
         reasons = [r.reason for r in decision.reasons if r.rule == "instruction_like"]
         assert reasons and "signals:" in reasons[0]
+
+
+def test_made_up_words_are_never_held() -> None:
+    """Hashed n-grams of unknown words collide with trained ones: they must not count."""
+    rng = random.Random(7)
+    corpus = [
+        Item(
+            text=f"The claimant {word()} mentioned {' '.join(word() for _ in range(4))}",
+            harmful=False,
+            family="noise",
+            language="en",
+            source_type=("user_message", "tool_result", "document", "human")[n % 4],
+            scope="user",
+            kind="fact",
+            confidence=0.9,
+            obfuscated=False,
+        )
+        for n in range(200)
+        for word in [lambda: "".join(rng.choice(string.ascii_lowercase) for _ in range(7))]
+    ]
+    assert all(d.verdict is Verdict.ALLOWED for d in decisions(corpus, None))

@@ -13,7 +13,8 @@ Four signals, each named in the decision so a reviewer sees why a proposal was h
 - ``classifier``: a logistic regression over hashed words, word pairs and character
   n-grams of the normalised text, the lexicon's categories and the source, trained by
   ``scripts/train_poisoning.py`` (weights in ``poisoning_model.json``); it needs no
-  optional package;
+  optional package, and counts only when the lexicon found some category (hashed
+  n-grams of unknown words collide with trained ones: noise, not evidence);
 - ``embedding``: a logistic regression over the default embedder's vector of the
   (redacted) text, used when the installed embedder is that model and the lexicon found
   something of concern (a right, a role, a control, the agent, a directive, data sent
@@ -377,7 +378,7 @@ def assess(
     if lexical(found):
         signals.append("lexicon")
     score = weights.hashed(features(plain, source, found))
-    if score >= weights.threshold:
+    if score >= weights.threshold and found:
         signals.append("classifier")
     semantic = None
     usable = embedder_id is not None and embedder_id.startswith(weights.embedder_prefix)
