@@ -213,7 +213,11 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "privates_postfach personal_mailbox boite_personnelle buzon_personal "
         "casella_personale caixa_pessoal persoonlijke_mailbox mit_aus in_je_antwoorden "
         "dans_tes_reponses en_tus_respuestas nelle_tue_risposte nas_tuas_respostas "
-        "in_your_replies into_your_replies when_you_answer"
+        "in_your_replies into_your_replies when_you_answer anyone_who_asks "
+        "if_someone_asks whoever_asks anyone_who_says jedem_der wer_auch_immer "
+        "quiconque a_quien_lo_pida con_quien_diga chiunque a_quem_pedir com_quem_disser "
+        "iedereen_die wie_erom_vraagt home_addresses privatadressen adresses_personnelles "
+        "direcciones_personales indirizzi_di_casa moradas_pessoais huisadressen"
     ),
     # the writer speaks about themself
     "self": _stems(
