@@ -6,6 +6,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from tether.audit.log import AuditLog
+from tether.audit.notes import OperatorNotes
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
@@ -14,6 +15,7 @@ from tether.keys import Keyring, load_keyring
 from tether.memory.service import Memory
 from tether.procedures.service import Procedures
 from tether.runs.engine import Executor
+from tether.runs.retention import RunRetention
 from tether.runs.service import Runs
 from tether.runs.workflow import WorkflowRegistry
 from tether.storage import open_storage
@@ -60,6 +62,8 @@ class Tether:
         self.audit = AuditLog(storage, self.clock, self.ids, self.keyring)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
+        self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
+        self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
         self.procedures = Procedures(storage, self.clock, self.audit)
         self.working: WorkingMemory = open_working(settings, storage, self.clock)

@@ -11,6 +11,7 @@ from tether.cli import admin, demo
 from tether.cli.audit import audit_app
 from tether.cli.memory import memory_app
 from tether.cli.procedures import procedures_app
+from tether.cli.retention import gc, retention_app
 from tether.cli.runs import approvals_app, runs_app, worker
 from tether.cli.tenants import principals_app, tenants_app
 from tether.cli.threads import context_app, threads_app
@@ -61,6 +62,8 @@ app.add_typer(procedures_app, name="procedures")
 app.add_typer(threads_app, name="threads")
 app.add_typer(context_app, name="context")
 app.command()(worker)
+app.command()(gc)
+app.add_typer(retention_app, name="retention")
 
 
 def main() -> None:

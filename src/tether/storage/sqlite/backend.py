@@ -29,6 +29,7 @@ from tether.errors import (
 from tether.keys import Keyring
 from tether.redaction import redact
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
+from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
@@ -83,7 +84,7 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     raise StorageError(f"SQLite error on {path}: {message}") from exc
 
 
-class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps):
+class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
         self.connection = conn
@@ -368,6 +369,14 @@ class SQLiteStorage:
                         "checkpoint: stop long readers and run the erasure again"
                     )
                 time.sleep(0.05)
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
+
+    def reclaim_run_space(self) -> None:
+        conn = self._connection()
+        try:
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
 
