@@ -200,14 +200,57 @@ def answer(
 ) -> None:
     """Answer a run's question (clarification, external dependency, human review)."""
     with reporting(), open_app(url) as app:
-        try:
-            parsed: Any = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = value
-        except RecursionError:
-            raise InvalidInput("--answer is nested too deeply") from None
+        parsed = json_or_text(value, "--answer")
         run = app.runs.answer(acting(app, tenant, actor), wait_id, parsed)
         console.print(f"run {run.run_id}: {run.status.value}")
+
+
+def json_or_text(value: str, option: str) -> Any:
+    """``value`` read as JSON, or as text when it is not JSON."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+    except RecursionError:
+        raise InvalidInput(f"{option} is nested too deeply") from None
+
+
+@runs_app.command("send")
+def send(
+    run_id: RunId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    message: Annotated[
+        str, typer.Option("--message", help="The message, as JSON (a bare word is text).")
+    ],
+    url: UrlOption = None,
+) -> None:
+    """Send new user input to a running or waiting run; a node reads it with ctx.receive()."""
+    with reporting(), open_app(url) as app:
+        sent = app.inbox.send(
+            acting(app, tenant, actor), run_id, json_or_text(message, "--message")
+        )
+        console.print(f"run {run_id}: message {sent.seq} delivered ({sent.message_id})")
+
+
+@runs_app.command("inbox")
+def inbox(
+    run_id: RunId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The messages sent to a run, oldest first."""
+    with reporting(json_output), open_app(url) as app:
+        messages = app.inbox.messages(acting(app, tenant, actor), run_id, limit=1000)
+        if json_output:
+            print_json(messages)
+            return
+        table = Table("seq", "sent", "by", "message")
+        for m in messages:
+            table.add_row(str(m.seq), _when(m.sent_at), m.sent_by, json.dumps(m.message))
+        console.print(table)
 
 
 @approvals_app.command("ls")
