@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +12,7 @@ from tether.audit.notes import OperatorNotes
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
+from tether.housekeeping import Housekeeping
 from tether.ids import IdSource, UUID7Source
 from tether.keys import Keyring, load_keyring
 from tether.memory.service import Memory
@@ -80,6 +83,16 @@ class Tether:
         self.context = Context(
             threads=self.threads, memory=self.memory, runs=self.runs, procedures=self.procedures
         )
+        self.housekeeping = Housekeeping(
+            storage,
+            self.clock,
+            self.audit,
+            memory=self.memory,
+            threads=self.threads,
+            working=self.working,
+            retention=self.retention,
+            interval=timedelta(seconds=settings.housekeeping_interval_s),
+        )
         self.subjects = Subjects(storage, self.clock, self.ids, self.audit, working=self.working)
 
     def executor(
@@ -96,6 +109,11 @@ class Tether:
             "procedures", self.procedures.gate(directory, owner=str(options.get("owner") or ""))
         )
         return Executor(self.storage, registry, clock=self.clock, ids=self.ids, **options)
+
+    def idle_tasks(self, owner: str) -> list[Callable[[], object]]:
+        """What a worker named ``owner`` runs when it has no run to execute: the
+        housekeeping passes that are due."""
+        return [lambda: self.housekeeping.run_due(owner=owner)]
 
     @classmethod
     def open(

@@ -9,6 +9,7 @@ import typer
 from tether import __version__
 from tether.cli import admin, demo
 from tether.cli.audit import audit_app
+from tether.cli.housekeeping import housekeeping_app
 from tether.cli.memory import memory_app
 from tether.cli.procedures import procedures_app
 from tether.cli.retention import gc, retention_app
@@ -64,6 +65,7 @@ app.add_typer(context_app, name="context")
 app.command()(worker)
 app.command()(gc)
 app.add_typer(retention_app, name="retention")
+app.add_typer(housekeeping_app, name="housekeeping")
 
 
 def main() -> None:

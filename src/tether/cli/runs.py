@@ -384,6 +384,9 @@ def worker(
 ) -> None:
     """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).
 
+    When idle it also runs each tenant's housekeeping pass when due
+    (TETHER_HOUSEKEEPING_INTERVAL_S) and delivers webhooks.
+
     Storage that cannot be reached, at start or later, makes the worker wait and retry
     rather than exit; it exits on configuration errors (a bad URL or --workflows, a missing
     database, an outdated schema).
@@ -403,7 +406,10 @@ def worker(
         if app is None:
             return
         with app:
-            loop = Worker(app.executor(registry, lease_s=lease, owner=owner), app.runs, poll_s=poll)
+            executor = app.executor(registry, lease_s=lease, owner=owner)
+            loop = Worker(
+                executor, app.runs, poll_s=poll, idle_tasks=app.idle_tasks(executor.owner)
+            )
             loop.stop = stopping
             err_console.print(
                 f"worker {loop.executor.owner}: {', '.join(registry.keys)}", highlight=False

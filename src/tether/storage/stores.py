@@ -288,7 +288,9 @@ class WorkingStore(Protocol):
         """Delete every entry of the session; how many live ones there were."""
         ...
 
-    def purge_expired_working_entries(self, *, now: datetime) -> int: ...
+    def purge_expired_working_entries(self, *, now: datetime, tenant_id: str | None = None) -> int:
+        """Delete expired entries (of ``tenant_id`` only, if given); how many."""
+        ...
 
 
 class ThreadStore(Protocol):
