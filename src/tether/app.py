@@ -27,6 +27,8 @@ from tether.storage.base import AppliedMigration, Storage
 from tether.subjects import Subjects
 from tether.tenants import TenantDirectory
 from tether.threads.service import Threads
+from tether.webhooks.delivery import Dispatcher
+from tether.webhooks.service import Webhooks
 from tether.working.open import open_working
 from tether.working.service import WorkingMemory
 
@@ -93,6 +95,15 @@ class Tether:
             retention=self.retention,
             interval=timedelta(seconds=settings.housekeeping_interval_s),
         )
+        self.webhooks = Webhooks(
+            storage,
+            self.clock,
+            self.ids,
+            self.audit,
+            self.keyring,
+            expiring_within=timedelta(seconds=settings.webhook_expiring_within_s),
+        )
+        self.dispatcher = Dispatcher(storage, self.clock, self.webhooks)
         self.subjects = Subjects(storage, self.clock, self.ids, self.audit, working=self.working)
 
     def executor(
@@ -112,8 +123,8 @@ class Tether:
 
     def idle_tasks(self, owner: str) -> list[Callable[[], object]]:
         """What a worker named ``owner`` runs when it has no run to execute: the
-        housekeeping passes that are due."""
-        return [lambda: self.housekeeping.run_due(owner=owner)]
+        housekeeping passes that are due, and webhook deliveries."""
+        return [lambda: self.housekeeping.run_due(owner=owner), self.dispatcher.run_due]
 
     @classmethod
     def open(

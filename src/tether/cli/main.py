@@ -16,6 +16,7 @@ from tether.cli.retention import gc, retention_app
 from tether.cli.runs import approvals_app, runs_app, worker
 from tether.cli.tenants import principals_app, tenants_app
 from tether.cli.threads import context_app, threads_app
+from tether.cli.webhooks import webhooks_app
 
 app = typer.Typer(
     name="tether",
@@ -66,6 +67,7 @@ app.command()(worker)
 app.command()(gc)
 app.add_typer(retention_app, name="retention")
 app.add_typer(housekeeping_app, name="housekeeping")
+app.add_typer(webhooks_app, name="webhooks")
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ProcedureStore,
         RunStore,
         ThreadStore,
+        WebhookStore,
         WorkingStore,
     )
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     sqlite_threads: type[ThreadStore] = SQLiteTransaction
     sqlite_procedures: type[ProcedureStore] = SQLiteTransaction
     sqlite_operations: type[OperationsStore] = SQLiteTransaction
+    sqlite_webhooks: type[WebhookStore] = SQLiteTransaction
     sqlite_transaction: type[Transaction] = SQLiteTransaction
     sqlite_storage: type[Storage] = SQLiteStorage
 
@@ -41,5 +43,6 @@ if TYPE_CHECKING:
     postgres_threads: type[ThreadStore] = PostgresTransaction
     postgres_procedures: type[ProcedureStore] = PostgresTransaction
     postgres_operations: type[OperationsStore] = PostgresTransaction
+    postgres_webhooks: type[WebhookStore] = PostgresTransaction
     postgres_transaction: type[Transaction] = PostgresTransaction
     postgres_storage: type[Storage] = PostgresStorage

@@ -38,6 +38,7 @@ from tether.storage.stores import (
     ProcedureStore,
     RunStore,
     ThreadStore,
+    WebhookStore,
     WorkingStore,
 )
 
@@ -50,6 +51,7 @@ class Transaction(
     ThreadStore,
     ProcedureStore,
     OperationsStore,
+    WebhookStore,
     Protocol,
 ):
     """Every typed operation inside one open transaction: the contract of each component
@@ -180,6 +182,7 @@ __all__ = [
     "TextMatch",
     "ThreadStore",
     "Transaction",
+    "WebhookStore",
     "WorkingRow",
     "WorkingStore",
     "iter_audit_entries",

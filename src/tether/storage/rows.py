@@ -176,6 +176,31 @@ class InboxRow:
     sent_by: str
 
 
+@dataclass(frozen=True)
+class WebhookEndpointRow:
+    endpoint_id: str
+    url: str
+    events_json: str
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class WebhookDeliveryRow:
+    tenant_id: str
+    delivery_id: str
+    endpoint_id: str
+    event_key: str
+    event: str
+    payload_json: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+    created_at: datetime
+    delivered_at: datetime | None
+
+
 class MemoryDecisionRow(TypedDict):
     """One policy decision on a memory proposal, for the decision log."""
 

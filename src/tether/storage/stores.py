@@ -31,6 +31,8 @@ from tether.storage.rows import (
     RunRowCounts,
     TenantRow,
     TextMatch,
+    WebhookDeliveryRow,
+    WebhookEndpointRow,
     WorkingRow,
 )
 
@@ -413,3 +415,60 @@ class OperationsStore(Protocol):
         self, tenant_id: str, run_id: str, *, after_seq: int, limit: int
     ) -> list[InboxRow]: ...
     def list_journal_step_results(self, tenant_id: str, run_id: str, name: str) -> list[str]: ...
+
+
+class WebhookStore(Protocol):
+    """Webhooks: the tenant's URL allowlist, endpoints, the delivery log, and the scans of
+    runs and approvals that find what to notify."""
+
+    def insert_webhook_prefix(
+        self, tenant_id: str, prefix: str, *, at: datetime, by: str
+    ) -> None: ...
+    def delete_webhook_prefix(self, tenant_id: str, prefix: str) -> bool: ...
+    def list_webhook_prefixes(self, tenant_id: str) -> list[str]: ...
+    def insert_webhook_endpoint(self, tenant_id: str, row: WebhookEndpointRow) -> None: ...
+    def remove_webhook_endpoint(
+        self, tenant_id: str, endpoint_id: str, *, at: datetime
+    ) -> bool: ...
+    def list_webhook_endpoints(self, tenant_id: str) -> list[WebhookEndpointRow]: ...
+    def get_webhook_endpoint(
+        self, tenant_id: str, endpoint_id: str
+    ) -> WebhookEndpointRow | None: ...
+    def insert_webhook_delivery(
+        self,
+        tenant_id: str,
+        *,
+        delivery_id: str,
+        endpoint_id: str,
+        event_key: str,
+        event: str,
+        payload_json: str,
+        at: datetime,
+    ) -> bool:
+        """Queue a delivery unless the endpoint already has one for ``event_key``."""
+        ...
+
+    def find_due_webhook_deliveries(
+        self, *, now: datetime, limit: int
+    ) -> list[tuple[str, str]]: ...
+    def get_webhook_delivery(
+        self, tenant_id: str, delivery_id: str
+    ) -> WebhookDeliveryRow | None: ...
+    def update_webhook_delivery(self, row: WebhookDeliveryRow, *, expected_attempts: int) -> bool:
+        """Store the delivery's new state if nobody attempted it meanwhile."""
+        ...
+
+    def list_webhook_deliveries(
+        self, tenant_id: str, *, status: str | None, limit: int
+    ) -> list[WebhookDeliveryRow]: ...
+    def get_webhook_cursor(self, tenant_id: str, source: str) -> datetime | None: ...
+    def set_webhook_cursor(self, tenant_id: str, source: str, seen_at: datetime) -> None: ...
+    def list_runs_finished_since(
+        self, tenant_id: str, *, since: datetime, limit: int
+    ) -> list[Run]: ...
+    def list_approvals_since(
+        self, tenant_id: str, *, since: datetime, limit: int
+    ) -> list[Wait]: ...
+    def list_approvals_expiring(
+        self, tenant_id: str, *, now: datetime, until: datetime, limit: int
+    ) -> list[Wait]: ...

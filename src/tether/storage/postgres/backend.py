@@ -56,6 +56,7 @@ from tether.storage._sqlfile import (
 )
 from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
+from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 from tether.validation import check_params
@@ -115,7 +116,9 @@ RUN_TABLES = ("runs", "run_checkpoints", "run_journal", "run_waits", "run_events
 """The tables ``gc`` deletes from, rewritten by :meth:`PostgresStorage.reclaim_run_space`."""
 
 
-class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps):
+class PostgresTransaction(
+    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+):
     def __init__(
         self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]
     ) -> None:

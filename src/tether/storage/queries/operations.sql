@@ -154,3 +154,95 @@ LIMIT :limit
 SELECT result FROM run_journal
 WHERE tenant_id = :tenant_id AND run_id = :run_id AND kind = 'step' AND name = :name
   AND status = 'done'
+
+-- name: insert_webhook_prefix
+INSERT INTO webhook_allowlist (tenant_id, prefix, created_at, created_by)
+VALUES (:tenant_id, :prefix, :created_at, :created_by)
+ON CONFLICT (tenant_id, prefix) DO NOTHING
+
+-- name: delete_webhook_prefix
+DELETE FROM webhook_allowlist WHERE tenant_id = :tenant_id AND prefix = :prefix
+RETURNING prefix
+
+-- name: list_webhook_prefixes
+SELECT prefix FROM webhook_allowlist WHERE tenant_id = :tenant_id ORDER BY prefix
+
+-- name: insert_webhook_endpoint
+INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, created_at, created_by)
+VALUES (:tenant_id, :endpoint_id, :url, :events, :created_at, :created_by)
+
+-- name: remove_webhook_endpoint
+UPDATE webhook_endpoints SET removed_at = :removed_at
+WHERE tenant_id = :tenant_id AND endpoint_id = :endpoint_id AND removed_at IS NULL
+RETURNING endpoint_id
+
+-- name: list_webhook_endpoints
+SELECT endpoint_id, url, events, created_at, created_by FROM webhook_endpoints
+WHERE tenant_id = :tenant_id AND removed_at IS NULL
+ORDER BY created_at, endpoint_id
+
+-- name: get_webhook_endpoint
+SELECT endpoint_id, url, events, created_at, created_by FROM webhook_endpoints
+WHERE tenant_id = :tenant_id AND endpoint_id = :endpoint_id AND removed_at IS NULL
+
+-- name: insert_webhook_delivery
+INSERT INTO webhook_deliveries (
+    tenant_id, delivery_id, endpoint_id, event_key, event, payload, status, attempts,
+    next_attempt_at, created_at
+)
+VALUES (
+    :tenant_id, :delivery_id, :endpoint_id, :event_key, :event, :payload, 'pending', 0,
+    :next_attempt_at, :created_at
+)
+ON CONFLICT (tenant_id, endpoint_id, event_key) DO NOTHING
+RETURNING delivery_id
+
+-- name: find_due_webhook_deliveries
+SELECT tenant_id, delivery_id FROM webhook_deliveries
+WHERE status = 'pending' AND next_attempt_at <= :now
+ORDER BY next_attempt_at
+LIMIT :limit
+
+-- name: get_webhook_delivery
+SELECT * FROM webhook_deliveries WHERE tenant_id = :tenant_id AND delivery_id = :delivery_id
+
+-- name: update_webhook_delivery
+UPDATE webhook_deliveries
+SET status = :status, attempts = :attempts, next_attempt_at = :next_attempt_at,
+    last_error = :last_error, delivered_at = :delivered_at
+WHERE tenant_id = :tenant_id AND delivery_id = :delivery_id AND attempts = :expected_attempts
+RETURNING delivery_id
+
+-- name: list_webhook_deliveries
+SELECT * FROM webhook_deliveries
+WHERE tenant_id = :tenant_id AND (:status = '' OR status = :status)
+ORDER BY created_at DESC, delivery_id DESC
+LIMIT :limit
+
+-- name: get_webhook_cursor
+SELECT seen_at FROM webhook_cursors WHERE tenant_id = :tenant_id AND source = :source
+
+-- name: set_webhook_cursor
+INSERT INTO webhook_cursors (tenant_id, source, seen_at)
+VALUES (:tenant_id, :source, :seen_at)
+ON CONFLICT (tenant_id, source) DO UPDATE SET seen_at = excluded.seen_at
+
+-- name: list_runs_finished_since
+SELECT * FROM runs
+WHERE tenant_id = :tenant_id AND status IN ('completed', 'failed', 'cancelled')
+  AND updated_at >= :since
+ORDER BY updated_at, run_id
+LIMIT :limit
+
+-- name: list_approvals_since
+SELECT * FROM run_waits
+WHERE tenant_id = :tenant_id AND kind = 'approval' AND created_at >= :since
+ORDER BY created_at, wait_id
+LIMIT :limit
+
+-- name: list_approvals_expiring
+SELECT * FROM run_waits
+WHERE tenant_id = :tenant_id AND kind = 'approval' AND status = 'open'
+  AND expires_at > :now AND expires_at <= :until
+ORDER BY expires_at, wait_id
+LIMIT :limit

@@ -42,6 +42,7 @@ from tether.storage._sqlfile import (
 )
 from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
+from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 from tether.validation import check_params
@@ -84,7 +85,9 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     raise StorageError(f"SQLite error on {path}: {message}") from exc
 
 
-class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps):
+class SQLiteTransaction(
+    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
         self.connection = conn
