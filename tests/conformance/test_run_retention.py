@@ -231,6 +231,10 @@ def test_holds_and_gc_need_their_role_and_a_reason(h: Harness) -> None:
     assert h.app.retention.release(h.admin, run_id, reason="case closed") == 1
     actions = [e.action for e in h.app.audit.entries(TENANT, limit=1000)]
     assert actions[-2:] == ["run.held", "run.hold_released"]
+    held, released = h.events(run_id)[-2:]
+    assert (held.type, released.type) == ("run.held", "run.hold_released")
+    assert held.data["reason"].startswith("note:") and "audit" not in str(held.data)
+    assert released.data["by"] == h.admin.principal_id
     digest = h.app.audit.entries(TENANT, limit=1000)[-1].details["reason"]
     h.app.notes.erase(h.admin, digest)
     assert h.app.audit.verify(TENANT).ok

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,8 +24,10 @@ from tether.errors import Conflict, InvalidInput, NotFound
 from tether.ids import IdSource, parse_id
 from tether.principals import Principal, Role
 from tether.runs.claim import load_state_dict
+from tether.runs.models import Run, RunEvent
 from tether.storage.base import Storage
 from tether.storage.rows import RetentionCandidate, RunHoldRow
+from tether.storage.stores import RunStore
 from tether.validation import guarded
 
 ALL_WORKFLOWS = "*"
@@ -131,6 +134,7 @@ class RunRetention:
             if run is None:
                 raise NotFound(f"run {run_id} does not exist in tenant {principal.tenant_id!r}")
             digest = self._notes.record_txn(txn, principal, text)
+            self._event_txn(txn, principal, run, "run.held", {"hold_id": hold_id, "reason": digest})
             txn.insert_run_hold(
                 principal.tenant_id,
                 RunHoldRow(
@@ -162,6 +166,11 @@ class RunRetention:
             if not released:
                 raise Conflict(f"run {run_id} has no legal hold to release")
             digest = self._notes.record_txn(txn, principal, text)
+            run = txn.get_run(principal.tenant_id, run_id)
+            if run is not None:
+                self._event_txn(
+                    txn, principal, run, "run.hold_released", {"holds": released, "reason": digest}
+                )
             self._audit.record_by_txn(
                 txn,
                 principal,
@@ -184,6 +193,32 @@ class RunRetention:
             )
             for r in rows
         ]
+
+    def _event_txn(
+        self, txn: RunStore, principal: Principal, run: Run, type_: str, data: dict[str, Any]
+    ) -> None:
+        """Add a run event, unless a worker holds the run: its next write numbers the
+        events it adds from its own copy of the run, so one added under it would collide
+        (the audit entry records the action either way). The run's ``updated_at`` stays:
+        retention and webhooks read it as the time the run finished."""
+        if run.lease_owner is not None and not run.status.finished:
+            return
+        updated = run.model_copy(update={"event_seq": run.event_seq + 1})
+        if txn.save_run(updated, expected_version=run.version, expected_owner=run.lease_owner):
+            txn.insert_events(
+                [
+                    RunEvent(
+                        tenant_id=run.tenant_id,
+                        run_id=run.run_id,
+                        seq=updated.event_seq,
+                        at=self._clock.now(),
+                        type=type_,
+                        node=run.current_node,
+                        duration_ms=None,
+                        data={**data, "by": principal.principal_id},
+                    )
+                ]
+            )
 
     # -- gc --------------------------------------------------------------------------------
 
