@@ -11,6 +11,7 @@ Error texts name the status or the network error, never a header or the secret.
 
 from __future__ import annotations
 
+import time
 import urllib.error
 import urllib.request
 from dataclasses import replace
@@ -38,7 +39,10 @@ MAX_BACKOFF = timedelta(hours=1)
 MAX_ATTEMPTS = 8
 CLAIM = timedelta(minutes=2)
 """How long a claimed delivery is left to its sender before another worker may send it."""
-TIMEOUT_S = 10.0
+TIMEOUT_S = 5.0
+BUDGET_S = 2.0
+"""How long one :meth:`Dispatcher.run_due` keeps sending before it hands the worker back
+(a receiver that hangs costs the worker at most this plus one request's timeout)."""
 SCAN_EVERY = timedelta(seconds=10)
 """How often :meth:`Dispatcher.run_due` scans the tenants for new events."""
 
@@ -55,7 +59,7 @@ class Dispatcher:
         self.timeout_s = timeout_s
         self._next_scan = clock.now()
 
-    def run_due(self, *, limit: int = 50) -> int:
+    def run_due(self, *, limit: int = 20) -> int:
         """Scan every tenant for new events (at most every :data:`SCAN_EVERY`), then send
         what is due; how many deliveries were attempted."""
         now = self._clock.now()
@@ -65,13 +69,18 @@ class Dispatcher:
                 tenants = [t.tenant_id for t in txn.list_tenants()]
             for tenant in tenants:
                 self._webhooks.scan(tenant)
-        return self.send_due(limit=limit)
+        return self.send_due(limit=limit, budget_s=BUDGET_S)
 
-    def send_due(self, *, limit: int = 50) -> int:
+    def send_due(self, *, limit: int = 50, budget_s: float | None = None) -> int:
+        """Send up to ``limit`` due deliveries (stopping after ``budget_s`` seconds of
+        sending, if given); how many were attempted."""
         with self._storage.system_transaction(write=False) as txn:
             due = txn.find_due_webhook_deliveries(now=self._clock.now(), limit=limit)
         attempted = 0
+        started = time.monotonic()
         for tenant_id, delivery_id in due:
+            if budget_s is not None and time.monotonic() - started > budget_s:
+                break
             claimed = self._claim(tenant_id, delivery_id)
             if claimed is None:
                 continue
