@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from tether.audit.log import AuditLog
+from tether.audit.notes import OperatorNotes
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
+from tether.housekeeping import Housekeeping
 from tether.ids import IdSource, UUID7Source
 from tether.keys import Keyring, load_keyring
 from tether.memory.service import Memory
 from tether.procedures.service import Procedures
 from tether.runs.engine import Executor
+from tether.runs.inbox import Inbox
+from tether.runs.retention import RunRetention
 from tether.runs.service import Runs
 from tether.runs.workflow import WorkflowRegistry
 from tether.storage import open_storage
@@ -21,6 +27,8 @@ from tether.storage.base import AppliedMigration, Storage
 from tether.subjects import Subjects
 from tether.tenants import TenantDirectory
 from tether.threads.service import Threads
+from tether.webhooks.delivery import Dispatcher
+from tether.webhooks.service import Webhooks
 from tether.working.open import open_working
 from tether.working.service import WorkingMemory
 
@@ -60,6 +68,9 @@ class Tether:
         self.audit = AuditLog(storage, self.clock, self.ids, self.keyring)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
+        self.inbox = Inbox(storage, self.clock, self.ids, self.audit)
+        self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
+        self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
         self.procedures = Procedures(storage, self.clock, self.audit)
         self.working: WorkingMemory = open_working(settings, storage, self.clock)
@@ -74,6 +85,25 @@ class Tether:
         self.context = Context(
             threads=self.threads, memory=self.memory, runs=self.runs, procedures=self.procedures
         )
+        self.housekeeping = Housekeeping(
+            storage,
+            self.clock,
+            self.audit,
+            memory=self.memory,
+            threads=self.threads,
+            working=self.working,
+            retention=self.retention,
+            interval=timedelta(seconds=settings.housekeeping_interval_s),
+        )
+        self.webhooks = Webhooks(
+            storage,
+            self.clock,
+            self.ids,
+            self.audit,
+            self.keyring,
+            expiring_within=timedelta(seconds=settings.webhook_expiring_within_s),
+        )
+        self.dispatcher = Dispatcher(storage, self.clock, self.webhooks)
         self.subjects = Subjects(storage, self.clock, self.ids, self.audit, working=self.working)
 
     def executor(
@@ -90,6 +120,11 @@ class Tether:
             "procedures", self.procedures.gate(directory, owner=str(options.get("owner") or ""))
         )
         return Executor(self.storage, registry, clock=self.clock, ids=self.ids, **options)
+
+    def idle_tasks(self, owner: str) -> list[Callable[[], object]]:
+        """What a worker named ``owner`` runs when it has no run to execute: the
+        housekeeping passes that are due, and webhook deliveries."""
+        return [lambda: self.housekeeping.run_due(owner=owner), self.dispatcher.run_due]
 
     @classmethod
     def open(

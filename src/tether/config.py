@@ -146,6 +146,19 @@ class Settings(BaseSettings):
             "they serve when the files change (see docs/procedures.md)."
         ),
     )
+    housekeeping_interval_s: float = Field(
+        3600.0,
+        gt=0,
+        description=(
+            "Seconds between a tenant's housekeeping passes (memory and thread retention, "
+            "the working-memory purge, run retention), run by the workers."
+        ),
+    )
+    webhook_expiring_within_s: float = Field(
+        3600.0,
+        gt=0,
+        description="Notify approval.expiring once an open approval expires within this.",
+    )
     summarizer_url: str | None = Field(
         None,
         description=(

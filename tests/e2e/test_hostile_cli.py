@@ -214,7 +214,13 @@ LEAF_COMMANDS = [
 
 def arguments_for(path: tuple[str, ...], tmp_path: Path) -> list[str]:
     """The command with a plausible value for every required parameter."""
-    values = {"budget": "100", "role": "viewer", "scope": "user:u-1", "directory": str(tmp_path)}
+    values = {
+        "budget": "100",
+        "days": "30",
+        "role": "viewer",
+        "scope": "user:u-1",
+        "directory": str(tmp_path),
+    }
     args = list(path)
     for param in command_at(path).params:
         if not param.required:

@@ -28,6 +28,8 @@ ENVIRONMENT_SAMPLES: dict[str, tuple[str, object]] = {
         SecretStr("redis://:pw@cache.example:6379/2"),
     ),
     "redis_prefix": ("acme-tether:", "acme-tether:"),
+    "housekeeping_interval_s": ("900", 900.0),
+    "webhook_expiring_within_s": ("1800", 1800.0),
     "summarizer_url": ("https://llm.example/v1", "https://llm.example/v1"),
     "summarizer_key": ("sk-sample", SecretStr("sk-sample")),
     "summarizer_model": ("small-model", "small-model"),

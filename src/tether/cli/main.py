@@ -9,11 +9,14 @@ import typer
 from tether import __version__
 from tether.cli import admin, demo
 from tether.cli.audit import audit_app
+from tether.cli.housekeeping import housekeeping_app
 from tether.cli.memory import memory_app
 from tether.cli.procedures import procedures_app
+from tether.cli.retention import gc, retention_app
 from tether.cli.runs import approvals_app, runs_app, worker
 from tether.cli.tenants import principals_app, tenants_app
 from tether.cli.threads import context_app, threads_app
+from tether.cli.webhooks import webhooks_app
 
 app = typer.Typer(
     name="tether",
@@ -61,6 +64,10 @@ app.add_typer(procedures_app, name="procedures")
 app.add_typer(threads_app, name="threads")
 app.add_typer(context_app, name="context")
 app.command()(worker)
+app.command()(gc)
+app.add_typer(retention_app, name="retention")
+app.add_typer(housekeeping_app, name="housekeeping")
+app.add_typer(webhooks_app, name="webhooks")
 
 
 def main() -> None:

@@ -200,14 +200,57 @@ def answer(
 ) -> None:
     """Answer a run's question (clarification, external dependency, human review)."""
     with reporting(), open_app(url) as app:
-        try:
-            parsed: Any = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = value
-        except RecursionError:
-            raise InvalidInput("--answer is nested too deeply") from None
+        parsed = json_or_text(value, "--answer")
         run = app.runs.answer(acting(app, tenant, actor), wait_id, parsed)
         console.print(f"run {run.run_id}: {run.status.value}")
+
+
+def json_or_text(value: str, option: str) -> Any:
+    """``value`` read as JSON, or as text when it is not JSON."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+    except RecursionError:
+        raise InvalidInput(f"{option} is nested too deeply") from None
+
+
+@runs_app.command("send")
+def send(
+    run_id: RunId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    message: Annotated[
+        str, typer.Option("--message", help="The message, as JSON (a bare word is text).")
+    ],
+    url: UrlOption = None,
+) -> None:
+    """Send new user input to a running or waiting run; a node reads it with ctx.receive()."""
+    with reporting(), open_app(url) as app:
+        sent = app.inbox.send(
+            acting(app, tenant, actor), run_id, json_or_text(message, "--message")
+        )
+        console.print(f"run {run_id}: message {sent.seq} delivered ({sent.message_id})")
+
+
+@runs_app.command("inbox")
+def inbox(
+    run_id: RunId,
+    tenant: TenantOption,
+    actor: ActorOption,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The messages sent to a run, oldest first."""
+    with reporting(json_output), open_app(url) as app:
+        messages = app.inbox.messages(acting(app, tenant, actor), run_id, limit=1000)
+        if json_output:
+            print_json(messages)
+            return
+        table = Table("seq", "sent", "by", "message")
+        for m in messages:
+            table.add_row(str(m.seq), _when(m.sent_at), m.sent_by, json.dumps(m.message))
+        console.print(table)
 
 
 @approvals_app.command("ls")
@@ -341,6 +384,9 @@ def worker(
 ) -> None:
     """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).
 
+    When idle it also runs each tenant's housekeeping pass when due
+    (TETHER_HOUSEKEEPING_INTERVAL_S) and delivers webhooks.
+
     Storage that cannot be reached, at start or later, makes the worker wait and retry
     rather than exit; it exits on configuration errors (a bad URL or --workflows, a missing
     database, an outdated schema).
@@ -360,7 +406,10 @@ def worker(
         if app is None:
             return
         with app:
-            loop = Worker(app.executor(registry, lease_s=lease, owner=owner), app.runs, poll_s=poll)
+            executor = app.executor(registry, lease_s=lease, owner=owner)
+            loop = Worker(
+                executor, app.runs, poll_s=poll, idle_tasks=app.idle_tasks(executor.owner)
+            )
             loop.stop = stopping
             err_console.print(
                 f"worker {loop.executor.owner}: {', '.join(registry.keys)}", highlight=False

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from tether.runs.context import NOT_APPLIED, RunContext
     from tether.runs.engine import Executor
     from tether.runs.handoff import HandoffDocument
+    from tether.runs.inbox import Inbox, InboxMessage
+    from tether.runs.retention import GcReport, RunRetention
     from tether.runs.service import Runs
     from tether.runs.workflow import RetryPolicy, Workflow, WorkflowRegistry
 
@@ -34,12 +36,16 @@ __all__ = [
     "NOT_APPLIED",
     "ApprovalDecision",
     "Executor",
+    "GcReport",
     "HandoffDocument",
+    "Inbox",
+    "InboxMessage",
     "InterruptReason",
     "RetryPolicy",
     "Risk",
     "Run",
     "RunContext",
+    "RunRetention",
     "RunStatus",
     "Runs",
     "Usage",
@@ -54,6 +60,10 @@ _EXPORTS = {
     "RunContext": "tether.runs.context",
     "Executor": "tether.runs.engine",
     "HandoffDocument": "tether.runs.handoff",
+    "Inbox": "tether.runs.inbox",
+    "InboxMessage": "tether.runs.inbox",
+    "GcReport": "tether.runs.retention",
+    "RunRetention": "tether.runs.retention",
     "Runs": "tether.runs.service",
     "RetryPolicy": "tether.runs.workflow",
     "Workflow": "tether.runs.workflow",

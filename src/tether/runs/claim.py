@@ -186,6 +186,10 @@ class Claim:
         before that), so they cost no commit of their own."""
         self._buffered.append(entry)
 
+    def buffered_results(self, name: str) -> list[str]:
+        """The results of buffered (not yet written) steps called ``name``."""
+        return [e.result for e in self._buffered if e.name == name and e.result is not None]
+
     def discard_steps(self) -> None:
         """Forget the buffered steps of a node visit that failed or was refused: its
         re-run decides them afresh."""

@@ -17,14 +17,11 @@ from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from tether import canonical
-from tether.errors import (
-    InterruptExpired,
-    RunCancelled,
-    WorkflowChanged,
-)
+from tether.errors import InterruptExpired, RunCancelled, WorkflowChanged
 from tether.principals import Role
 from tether.redaction import describe_exception
 from tether.runs.claim import Claim, idempotency_key
+from tether.runs.inbox import InboxMessage, receive_messages
 from tether.runs.models import (
     ApprovalDecision,
     ApprovalRequest,
@@ -63,9 +60,8 @@ class _Pending:
 class RunContext:
     """Handed to every node. Not thread-safe; one per node visit.
 
-    It writes through the claim's :class:`~tether.runs.claim.Claim` and asks the
-    claim's :class:`~tether.runs.policy_gate.PolicyGate` before an effect's intent.
-    ``journal`` holds what earlier runs of this visit recorded, by position.
+    It writes through its :class:`~tether.runs.claim.Claim`, asking the claim's policy gate
+    before an effect's intent; ``journal`` holds what earlier runs of this visit recorded.
     """
 
     def __init__(
@@ -203,6 +199,10 @@ class RunContext:
         self._journal[position] = entry
         self._claim.buffer_step(entry)
         return canonical.loads(text)
+
+    def receive(self) -> list[InboxMessage]:
+        """Messages sent to the run (``app.inbox.send``) since it last read; journaled."""
+        return receive_messages(self.step, self._claim)
 
     # -- effects -------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import importlib
 import random
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,10 @@ class Worker:
     When idle it also expires waits past their expiry (``runs.expire_waits``), so an
     approval nobody decided in time sends its run down the rejection path.
 
+    ``idle_tasks`` run whenever there is nothing to claim (the CLI's worker passes the
+    housekeeping passes and webhook deliveries); each decides for itself whether work is
+    due, so calling them often is cheap.
+
     Storage that cannot be reached (a restarting server, a lock held past the busy timeout,
     a full disk, a read-only file) does not stop the worker: it waits a backoff that grows
     up to :data:`MAX_BACKOFF_S` (or half the lease, if shorter), logs and counts the fault
@@ -82,10 +87,18 @@ class Worker:
     schema, a bug) still end it.
     """
 
-    def __init__(self, executor: Executor, runs: Runs, *, poll_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        runs: Runs,
+        *,
+        poll_s: float = 0.5,
+        idle_tasks: Sequence[Callable[[], object]] = (),
+    ) -> None:
         self.executor = executor
         self.runs = runs
         self.poll_s = poll_s
+        self.idle_tasks = tuple(idle_tasks)
         self.stop = threading.Event()
         self.storage_faults = 0
         """Times storage was unavailable to the worker's loop (claims and expiries)."""
@@ -103,6 +116,9 @@ class Worker:
                 run = self.executor.execute_next()
                 if run is None and self.runs.expire_waits():
                     continue
+                if run is None:
+                    for task in self.idle_tasks:
+                        task()
             except StorageUnavailable as exc:
                 self.storage_faults += 1
                 delay = self.backoff.next_delay()

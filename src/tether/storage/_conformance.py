@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from tether.storage.stores import (
         CoreStore,
         MemoryStore,
+        OperationsStore,
         ProcedureStore,
         RunStore,
         ThreadStore,
+        WebhookStore,
         WorkingStore,
     )
 
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     sqlite_working: type[WorkingStore] = SQLiteTransaction
     sqlite_threads: type[ThreadStore] = SQLiteTransaction
     sqlite_procedures: type[ProcedureStore] = SQLiteTransaction
+    sqlite_operations: type[OperationsStore] = SQLiteTransaction
+    sqlite_webhooks: type[WebhookStore] = SQLiteTransaction
     sqlite_transaction: type[Transaction] = SQLiteTransaction
     sqlite_storage: type[Storage] = SQLiteStorage
 
@@ -38,5 +42,7 @@ if TYPE_CHECKING:
     postgres_working: type[WorkingStore] = PostgresTransaction
     postgres_threads: type[ThreadStore] = PostgresTransaction
     postgres_procedures: type[ProcedureStore] = PostgresTransaction
+    postgres_operations: type[OperationsStore] = PostgresTransaction
+    postgres_webhooks: type[WebhookStore] = PostgresTransaction
     postgres_transaction: type[Transaction] = PostgresTransaction
     postgres_storage: type[Storage] = PostgresStorage

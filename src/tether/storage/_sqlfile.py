@@ -20,6 +20,7 @@ COMPONENTS: tuple[str, ...] = (
     "working_memory",
     "threads",
     "procedures",
+    "operations",
 )
 """Components in the order their migrations apply (later ones may reference earlier)."""
 

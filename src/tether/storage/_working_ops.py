@@ -105,5 +105,8 @@ class WorkingOps(QueryTransaction):
         )
         return self._live(rows, now)
 
-    def purge_expired_working_entries(self, *, now: datetime) -> int:
-        return len(self._fetch("purge_expired_working_entries", {"now": self._ts_in(now)}))
+    def purge_expired_working_entries(self, *, now: datetime, tenant_id: str | None = None) -> int:
+        if tenant_id is None:
+            return len(self._fetch("purge_expired_working_entries", {"now": self._ts_in(now)}))
+        params = {"now": self._ts_in(now), "tenant_id": tenant_id}
+        return len(self._fetch("purge_expired_working_entries_of", params))

@@ -34,15 +34,25 @@ from tether.storage.rows import (
 from tether.storage.stores import (
     CoreStore,
     MemoryStore,
+    OperationsStore,
     ProcedureStore,
     RunStore,
     ThreadStore,
+    WebhookStore,
     WorkingStore,
 )
 
 
 class Transaction(
-    CoreStore, RunStore, MemoryStore, WorkingStore, ThreadStore, ProcedureStore, Protocol
+    CoreStore,
+    RunStore,
+    MemoryStore,
+    WorkingStore,
+    ThreadStore,
+    ProcedureStore,
+    OperationsStore,
+    WebhookStore,
+    Protocol,
 ):
     """Every typed operation inside one open transaction: the contract of each component
     together. Functions taking one end in ``_txn``."""
@@ -123,6 +133,19 @@ class Storage(Protocol):
         """
         ...
 
+    def reclaim_run_space(self) -> None:
+        """Give the space of deleted run rows back to the file system, after ``gc``.
+
+        SQLite runs ``VACUUM`` (it rewrites the whole file and needs a moment with no
+        other writer). PostgreSQL runs ``VACUUM FULL`` on the run tables, locking them for
+        every tenant while it runs; it needs the login role to own them.
+
+        Raises:
+            StorageUnavailable: another connection kept the database busy.
+            PermissionDenied: (PostgreSQL) the login role may not rewrite the tables.
+        """
+        ...
+
     def close(self) -> None: ...
 
 
@@ -148,6 +171,7 @@ __all__ = [
     "MemoryRecallRow",
     "MemoryStore",
     "MemoryTombstoneRow",
+    "OperationsStore",
     "PrincipalRow",
     "ProcedureStore",
     "ProcedureVersionRow",
@@ -158,6 +182,7 @@ __all__ = [
     "TextMatch",
     "ThreadStore",
     "Transaction",
+    "WebhookStore",
     "WorkingRow",
     "WorkingStore",
     "iter_audit_entries",

@@ -137,6 +137,70 @@ class StepWrite:
     events: Sequence[RunEvent] = ()
 
 
+@dataclass(frozen=True)
+class RetentionCandidate:
+    """A finished run not yet compacted by run retention."""
+
+    run_id: str
+    workflow: str
+    finished_at: datetime
+    held: bool
+
+
+@dataclass(frozen=True)
+class RunRowCounts:
+    """How many rows one run has in each run table."""
+
+    events: int
+    checkpoints: int
+    journal: int
+    effects: int
+    inbox: int
+
+
+@dataclass(frozen=True)
+class RunHoldRow:
+    hold_id: str
+    run_id: str
+    note_digest: str
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class InboxRow:
+    seq: int
+    message_id: str
+    message_json: str
+    sent_at: datetime
+    sent_by: str
+
+
+@dataclass(frozen=True)
+class WebhookEndpointRow:
+    endpoint_id: str
+    url: str
+    events_json: str
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class WebhookDeliveryRow:
+    tenant_id: str
+    delivery_id: str
+    endpoint_id: str
+    event_key: str
+    event: str
+    payload_json: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+    created_at: datetime
+    delivered_at: datetime | None
+
+
 class MemoryDecisionRow(TypedDict):
     """One policy decision on a memory proposal, for the decision log."""
 

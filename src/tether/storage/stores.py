@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.storage.rows import (
     AuditRow,
+    InboxRow,
     MemoryCandidate,
     MemoryDecisionRow,
     MemoryHoldRow,
@@ -25,8 +26,13 @@ from tether.storage.rows import (
     MemoryTombstoneRow,
     PrincipalRow,
     ProcedureVersionRow,
+    RetentionCandidate,
+    RunHoldRow,
+    RunRowCounts,
     TenantRow,
     TextMatch,
+    WebhookDeliveryRow,
+    WebhookEndpointRow,
     WorkingRow,
 )
 
@@ -284,7 +290,9 @@ class WorkingStore(Protocol):
         """Delete every entry of the session; how many live ones there were."""
         ...
 
-    def purge_expired_working_entries(self, *, now: datetime) -> int: ...
+    def purge_expired_working_entries(self, *, now: datetime, tenant_id: str | None = None) -> int:
+        """Delete expired entries (of ``tenant_id`` only, if given); how many."""
+        ...
 
 
 class ThreadStore(Protocol):
@@ -352,3 +360,115 @@ class ProcedureStore(Protocol):
     def set_current_procedures(
         self, tenant_id: str, version: str, *, at: datetime, by: str
     ) -> None: ...
+
+
+class OperationsStore(Protocol):
+    """Run retention (policies per workflow, compaction), legal holds on runs, the
+    erasable notes operator actions reference by digest, housekeeping leases and the run
+    inbox."""
+
+    def upsert_retention_policy(
+        self, tenant_id: str, workflow: str, keep_days: int, *, at: datetime, by: str
+    ) -> None: ...
+    def delete_retention_policy(self, tenant_id: str, workflow: str) -> bool: ...
+    def list_retention_policies(self, tenant_id: str) -> dict[str, int]: ...
+    def list_retention_candidates(
+        self, tenant_id: str, *, finished_before: datetime, after_run_id: str, limit: int
+    ) -> list[RetentionCandidate]:
+        """Finished runs last changed before ``finished_before`` and not yet compacted,
+        by run id after ``after_run_id``."""
+        ...
+
+    def count_run_rows(self, tenant_id: str, run_id: str) -> RunRowCounts: ...
+    def compact_run(
+        self, tenant_id: str, run_id: str, *, final_seq: int, final_state_json: str, at: datetime
+    ) -> bool:
+        """Keep the run row, its final checkpoint (as a full snapshot) and its effect
+        journal without payloads; delete the rest. ``False`` (nothing changed) unless the
+        run is finished."""
+        ...
+
+    def insert_run_hold(self, tenant_id: str, row: RunHoldRow) -> None: ...
+    def release_run_holds(self, tenant_id: str, run_id: str, *, at: datetime, by: str) -> int: ...
+    def list_run_holds(self, tenant_id: str, *, limit: int) -> list[RunHoldRow]: ...
+    def insert_operator_note(
+        self, tenant_id: str, digest: str, text: str, *, at: datetime, by: str
+    ) -> None: ...
+    def get_operator_note(self, tenant_id: str, digest: str) -> str | None: ...
+    def delete_operator_note(self, tenant_id: str, digest: str) -> bool: ...
+    def acquire_housekeeping_lease(
+        self,
+        tenant_id: str,
+        *,
+        owner: str,
+        now: datetime,
+        lease_expires_at: datetime,
+        force: bool,
+    ) -> bool: ...
+    def finish_housekeeping_lease(
+        self, tenant_id: str, *, owner: str, now: datetime, next_due_at: datetime
+    ) -> bool: ...
+    def release_housekeeping_lease(self, tenant_id: str, *, owner: str) -> None: ...
+    def max_inbox_seq(self, tenant_id: str, run_id: str) -> int: ...
+    def insert_inbox_message(self, tenant_id: str, run_id: str, row: InboxRow) -> None: ...
+    def list_inbox_messages(
+        self, tenant_id: str, run_id: str, *, after_seq: int, limit: int
+    ) -> list[InboxRow]: ...
+    def list_journal_step_results(self, tenant_id: str, run_id: str, name: str) -> list[str]: ...
+
+
+class WebhookStore(Protocol):
+    """Webhooks: the tenant's URL allowlist, endpoints, the delivery log, and the scans of
+    runs and approvals that find what to notify."""
+
+    def insert_webhook_prefix(
+        self, tenant_id: str, prefix: str, *, at: datetime, by: str
+    ) -> None: ...
+    def delete_webhook_prefix(self, tenant_id: str, prefix: str) -> bool: ...
+    def list_webhook_prefixes(self, tenant_id: str) -> list[str]: ...
+    def insert_webhook_endpoint(self, tenant_id: str, row: WebhookEndpointRow) -> None: ...
+    def remove_webhook_endpoint(
+        self, tenant_id: str, endpoint_id: str, *, at: datetime
+    ) -> bool: ...
+    def list_webhook_endpoints(self, tenant_id: str) -> list[WebhookEndpointRow]: ...
+    def get_webhook_endpoint(
+        self, tenant_id: str, endpoint_id: str
+    ) -> WebhookEndpointRow | None: ...
+    def insert_webhook_delivery(
+        self,
+        tenant_id: str,
+        *,
+        delivery_id: str,
+        endpoint_id: str,
+        event_key: str,
+        event: str,
+        payload_json: str,
+        at: datetime,
+    ) -> bool:
+        """Queue a delivery unless the endpoint already has one for ``event_key``."""
+        ...
+
+    def find_due_webhook_deliveries(
+        self, *, now: datetime, limit: int
+    ) -> list[tuple[str, str]]: ...
+    def get_webhook_delivery(
+        self, tenant_id: str, delivery_id: str
+    ) -> WebhookDeliveryRow | None: ...
+    def update_webhook_delivery(self, row: WebhookDeliveryRow, *, expected_attempts: int) -> bool:
+        """Store the delivery's new state if nobody attempted it meanwhile."""
+        ...
+
+    def list_webhook_deliveries(
+        self, tenant_id: str, *, status: str | None, limit: int
+    ) -> list[WebhookDeliveryRow]: ...
+    def get_webhook_cursor(self, tenant_id: str, source: str) -> datetime | None: ...
+    def set_webhook_cursor(self, tenant_id: str, source: str, seen_at: datetime) -> None: ...
+    def list_runs_finished_since(
+        self, tenant_id: str, *, since: datetime, limit: int
+    ) -> list[Run]: ...
+    def list_approvals_since(
+        self, tenant_id: str, *, since: datetime, limit: int
+    ) -> list[Wait]: ...
+    def list_approvals_expiring(
+        self, tenant_id: str, *, now: datetime, until: datetime, limit: int
+    ) -> list[Wait]: ...

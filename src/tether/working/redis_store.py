@@ -262,7 +262,7 @@ class RedisWorkingStore:
         base = self._base(tenant_id, session_id)
         return int(self._run(self._clear, [f"{base}keys"], [f"{base}e:"]))
 
-    def purge_expired(self, now: datetime) -> int:
+    def purge_expired(self, now: datetime, tenant_id: str | None = None) -> int:
         """Redis deletes expired entries itself; nothing is left to purge."""
         return 0
 

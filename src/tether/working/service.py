@@ -76,8 +76,9 @@ class WorkingStore(Protocol):
         """Remove every entry of the session, expired ones included; how many were live."""
         ...
 
-    def purge_expired(self, now: datetime) -> int:
-        """Delete entries that expired at or before ``now``, in every tenant."""
+    def purge_expired(self, now: datetime, tenant_id: str | None = None) -> int:
+        """Delete entries that expired at or before ``now``, in ``tenant_id`` or in every
+        tenant."""
         ...
 
     def close(self) -> None: ...
@@ -189,13 +190,14 @@ class WorkingMemory:
         sessions = _check_sessions(tenant_id, session_ids)
         return sum(self.store.clear(tenant_id, session) for session in sessions)
 
-    def purge_expired(self, now: datetime | None = None) -> int:
-        """Delete expired entries in every tenant (maintenance); how many.
+    def purge_expired(self, now: datetime | None = None, *, tenant_id: str | None = None) -> int:
+        """Delete expired entries in every tenant, or in ``tenant_id`` only (maintenance);
+        how many.
 
         Expired entries are invisible from the moment they expire; this frees their space.
         On Redis the server deletes them itself and this returns 0.
         """
-        return self.store.purge_expired(now or self._clock.now())
+        return self.store.purge_expired(now or self._clock.now(), tenant_id)
 
     def close(self) -> None:
         self.store.close()

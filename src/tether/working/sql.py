@@ -66,9 +66,12 @@ class SqlWorkingStore:
         with self._storage.transaction(tenant_id) as txn:
             return txn.delete_working_session(tenant_id, session_id, now=self._clock.now())
 
-    def purge_expired(self, now: datetime) -> int:
-        with self._storage.system_transaction() as txn:
-            return txn.purge_expired_working_entries(now=now)
+    def purge_expired(self, now: datetime, tenant_id: str | None = None) -> int:
+        if tenant_id is None:
+            with self._storage.system_transaction() as txn:
+                return txn.purge_expired_working_entries(now=now)
+        with self._storage.transaction(tenant_id) as txn:
+            return txn.purge_expired_working_entries(now=now, tenant_id=tenant_id)
 
     def close(self) -> None:
         """The main database is closed with the app."""

@@ -43,6 +43,7 @@ from tether.errors import (
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
 from tether.storage._memory_ops import MemoryOps
+from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
@@ -55,6 +56,7 @@ from tether.storage._sqlfile import (
 )
 from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
+from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 from tether.validation import check_params
@@ -110,7 +112,13 @@ def translate_error(exc: BaseException, display_url: str, secrets: Sequence[str]
     raise StorageError(f"PostgreSQL error at {display_url}: {message}") from exc
 
 
-class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps):
+RUN_TABLES = ("runs", "run_checkpoints", "run_journal", "run_waits", "run_events", "run_inbox")
+"""The tables ``gc`` deletes from, rewritten by :meth:`PostgresStorage.reclaim_run_space`."""
+
+
+class PostgresTransaction(
+    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+):
     def __init__(
         self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]
     ) -> None:
@@ -471,6 +479,19 @@ class PostgresStorage:
                 "the erasure (or VACUUM FULL memories, memory_terms, memory_vectors, "
                 "memory_subjects, memory_decisions, threads, thread_turns, thread_summaries, "
                 "working_memory) as the tables' owner"
+            ) from exc
+        except (psycopg.Error, PoolTimeout) as exc:
+            translate_error(exc, self.display_url, self._secrets)
+
+    def reclaim_run_space(self) -> None:
+        try:
+            with self._pool.connection() as conn:
+                for table in RUN_TABLES:
+                    conn.execute(f"VACUUM (FULL, ANALYZE) {table}")
+        except pg_errors.InsufficientPrivilege as exc:
+            raise PermissionDenied(
+                "this login role may not VACUUM FULL the run tables; run "
+                f"VACUUM FULL {', '.join(RUN_TABLES)} as the tables' owner"
             ) from exc
         except (psycopg.Error, PoolTimeout) as exc:
             translate_error(exc, self.display_url, self._secrets)

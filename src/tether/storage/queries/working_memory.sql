@@ -40,3 +40,8 @@ RETURNING expires_at;
 DELETE FROM working_memory
 WHERE expires_at IS NOT NULL AND expires_at <= :now
 RETURNING tenant_id;
+
+-- name: purge_expired_working_entries_of
+DELETE FROM working_memory
+WHERE tenant_id = :tenant_id AND expires_at IS NOT NULL AND expires_at <= :now
+RETURNING tenant_id;

@@ -29,6 +29,7 @@ from tether.errors import (
 from tether.keys import Keyring
 from tether.redaction import redact
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
+from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
 from tether.storage._sqlfile import (
@@ -41,6 +42,7 @@ from tether.storage._sqlfile import (
 )
 from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
+from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 from tether.validation import check_params
@@ -83,7 +85,9 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
     raise StorageError(f"SQLite error on {path}: {message}") from exc
 
 
-class SQLiteTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps):
+class SQLiteTransaction(
+    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
         self.connection = conn
@@ -368,6 +372,14 @@ class SQLiteStorage:
                         "checkpoint: stop long readers and run the erasure again"
                     )
                 time.sleep(0.05)
+        except sqlite3.Error as exc:
+            translate_error(exc, self.path)
+
+    def reclaim_run_space(self) -> None:
+        conn = self._connection()
+        try:
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
             translate_error(exc, self.path)
 
