@@ -128,6 +128,8 @@ class Run(BaseModel):
     """Bumped by every claim: the fencing token of the current lease."""
     storage_faults: int = 0
     """Storage faults that stopped the current node in a row (reset when a node completes)."""
+    priority: int = 0
+    """Claimed before runs of lower priority (after runs whose lease ran out)."""
 
 
 class Checkpoint(BaseModel):

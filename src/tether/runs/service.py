@@ -38,6 +38,9 @@ from tether.storage.base import Storage
 from tether.storage.stores import RunStore
 from tether.validation import guarded, one_of, rules
 
+MAX_PRIORITY = 1000
+"""Priorities run from ``-MAX_PRIORITY`` to ``MAX_PRIORITY``; the default is 0."""
+
 
 @guarded
 class Runs:
@@ -60,9 +63,14 @@ class Runs:
         run_id: str | None = None,
         max_steps: int | None = None,
         deadline: datetime | None = None,
+        priority: int = 0,
     ) -> Run:
-        """Create a queued run of ``workflow`` (pinned to its version) with ``state``."""
+        """Create a queued run of ``workflow`` (pinned to its version) with ``state``.
+
+        Workers claim runs of a higher ``priority`` first (from -1000 to 1000)."""
         principal.require(Role.AGENT, Role.OPERATOR)
+        if not -MAX_PRIORITY <= priority <= MAX_PRIORITY:
+            raise InvalidInput(f"priority must be between {-MAX_PRIORITY} and {MAX_PRIORITY}")
         initial = workflow.validate_state(state).model_dump(mode="json")
         run_id = str(parse_id(run_id, what="run id")) if run_id else str(self._ids.new_id())
         if max_steps is not None and max_steps < 1:
@@ -100,6 +108,7 @@ class Runs:
             created_by=principal.principal_id,
             updated_at=now,
             updated_by=principal.principal_id,
+            priority=priority,
         )
         with self._storage.transaction(principal.tenant_id) as txn:
             if txn.get_run(principal.tenant_id, run_id) is not None:
@@ -342,6 +351,33 @@ class Runs:
                 target=f"run:{run_id}",
             )
             return updated
+
+    def set_concurrency_limit(self, principal: Principal, max_running: int | None) -> None:
+        """Let at most ``max_running`` runs of the principal's tenant run at once (``None``
+        lifts the limit). Runs over the limit stay queued until a running one stops."""
+        principal.require(Role.ADMIN)
+        if max_running is not None and max_running < 1:
+            raise InvalidInput("max_running must be at least 1 (or None for no limit)")
+        with self._storage.transaction(principal.tenant_id) as txn:
+            txn.set_run_limit(
+                principal.tenant_id,
+                max_running,
+                now=self._clock.now(),
+                by=principal.principal_id,
+            )
+            self._audit.record_by_txn(
+                txn,
+                principal,
+                action="runs.limit_set",
+                target=f"tenant:{principal.tenant_id}",
+                details={"max_running": max_running},
+            )
+
+    def concurrency_limit(self, principal: Principal) -> int | None:
+        """The tenant's limit on running runs, if it has one."""
+        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER, Role.ADMIN)
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return txn.get_run_limit(principal.tenant_id)
 
     def expire_waits(self, *, limit: int = 100) -> int:
         """Expire open interrupts and approvals past their expiry, in every tenant.

@@ -25,6 +25,9 @@ from tether.storage.rows import (
     MemoryTombstoneRow,
     PrincipalRow,
     ProcedureVersionRow,
+    RunFigures,
+    RunnableRun,
+    RunningCounts,
     TenantRow,
     TextMatch,
     WorkingRow,
@@ -105,9 +108,34 @@ class RunStore(Protocol):
         ...
 
     def find_runnable(
-        self, *, now: datetime, workflow_keys: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]:
-        """Runnable runs, those whose lease ran out first, then oldest first."""
+        self,
+        *,
+        now: datetime,
+        workflow_keys: Sequence[str],
+        limit: int,
+        workflow_limits: Mapping[str, int] | None = None,
+    ) -> list[RunnableRun]:
+        """Runnable runs, those whose lease ran out first, then by priority (highest
+        first), then oldest first; none whose tenant (``run_limits``) or workflow
+        (``workflow_limits``: name → most running runs) is at its limit."""
+        ...
+
+    def lock_run_limits(self, tenant_id: str, workflow: str) -> None:
+        """Take the tenant's and the workflow's limit lock, held until the transaction ends
+        (a no-op where writers are serialised anyway)."""
+        ...
+
+    def running_counts(
+        self, tenant_id: str, run_id: str, workflow: str, *, now: datetime
+    ) -> RunningCounts: ...
+    def get_run_limit(self, tenant_id: str) -> int | None: ...
+    def set_run_limit(
+        self, tenant_id: str, max_running: int | None, *, now: datetime, by: str
+    ) -> None: ...
+    def next_due(self) -> datetime | None: ...
+    def run_figures(self, *, now: datetime, expiring_by: datetime) -> RunFigures:
+        """Runs by status, the oldest running and waiting, the queue's depth, approvals
+        open and expiring by ``expiring_by``, failed runs by the node they failed in."""
         ...
 
     def insert_checkpoint(self, checkpoint: Checkpoint) -> None: ...
