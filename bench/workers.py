@@ -157,7 +157,7 @@ def throughput(url: str, workers: int, runs: int) -> dict[str, Any]:
         "steps": steps,
         "seconds": round(elapsed, 3),
         "steps_per_s": round(steps / elapsed, 1),
-        "claims": sum(claims for _, claims in ends),
+        "claims": sorted(claims for _, claims in ends),
     }
 
 
@@ -258,7 +258,7 @@ def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ["TETHER_SECRET_KEY"] = BENCH_KEY
-    report: dict[str, Any] = {"machine": machine(), "steps_per_run": STEPS, "runs": args.runs}
+    report: dict[str, Any] = {"steps_per_run": STEPS, "runs": args.runs}
     with tempfile.TemporaryDirectory(prefix="tether-bench-") as tmp, ExitStack() as stack:
         targets: list[tuple[str, str]] = []
         if not args.no_sqlite and args.profile in (None, "sqlite"):
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 url, _version = stack.enter_context(scratch_postgres(args.postgres_url))
                 targets.append(("postgres", url))
-                report["postgres"] = postgres_settings(url)
+                report["postgres_settings"] = postgres_settings(url)
             except Exception as exc:
                 log(f"PostgreSQL unavailable: {type(exc).__name__}: {exc}")
                 report["postgres_error"] = str(exc)
@@ -277,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 return profile(args, url)
             log(f"{name}:")
             report[name] = backend_figures(url, args)
+    report["machine"] = machine(report.get("postgres_settings"))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2, default=str))
     log(f"results in {args.json}")

@@ -23,10 +23,11 @@ from tether.runs.models import (
 )
 
 if TYPE_CHECKING:
-    from tether.runs.context import NOT_APPLIED, RunContext
+    from tether.runs.context import RunContext
     from tether.runs.engine import Executor
     from tether.runs.handoff import HandoffDocument
     from tether.runs.service import Runs
+    from tether.runs.signals import NOT_APPLIED
     from tether.runs.workflow import RetryPolicy, Workflow, WorkflowRegistry
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "NOT_APPLIED": "tether.runs.context",
+    "NOT_APPLIED": "tether.runs.signals",
     "RunContext": "tether.runs.context",
     "Executor": "tether.runs.engine",
     "HandoffDocument": "tether.runs.handoff",

@@ -500,6 +500,7 @@ class Executor:
                 "storage_faults": 0,
             },
             node=wait.node,
+            children=suspend.children,
         )
         claim.waits[wait.wait_id] = wait
 

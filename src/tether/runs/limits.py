@@ -1,5 +1,6 @@
-"""Concurrency limits: per tenant (stored, set by an admin) and per workflow (declared in
-code, ``Workflow(max_running=...)``).
+"""Concurrency limits: per tenant (stored, set by an admin), per workflow (declared in
+code, ``Workflow(max_running=...)``), and one child at a time among siblings started
+without ``parallel``.
 
 Finding work skips runs whose tenant or workflow is at its limit; the claim then counts
 again under the limits' lock, so two workers cannot both take the last slot (PostgreSQL
@@ -28,6 +29,10 @@ def within_limits_txn(
     so a workflow's limit counts the runs of that tenant only; workers claim in a system
     transaction, which counts them all.
     """
+    if run.child_serial and run.parent_run_id is not None:
+        txn.lock_children(run.tenant_id, run.parent_run_id)
+        if txn.running_siblings(run.tenant_id, run.parent_run_id, run.run_id, now=now):
+            return False
     workflow_limit = registry.limits.get(run.workflow)
     if isinstance(run, RunnableRun):
         tenant_limited = run.tenant_limited

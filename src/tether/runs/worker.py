@@ -77,7 +77,9 @@ class Worker:
     to do.
 
     When idle it also expires waits past their expiry (``runs.expire_waits``), so an
-    approval nobody decided in time sends its run down the rejection path. It then sleeps
+    approval nobody decided in time sends its run down the rejection path, and resumes
+    parents whose child runs have finished (``runs.settle_children``; the worker that
+    finishes a child does that at once, this catches a crash in between). It then sleeps
     until the first of: a wake-up from storage (a run became runnable: see
     :meth:`~tether.storage.base.Storage.wakeups`), the next timer falling due (a scheduled
     run, a wait's expiry, a lease running out, read from the database on the injected
@@ -118,11 +120,13 @@ class Worker:
         while not self.stop.is_set():
             try:
                 run = self.executor.execute_next()
-                if run is None and self.runs.expire_waits():
+                if run is None and (self.runs.expire_waits() or self.runs.settle_children()):
                     continue
                 if run is None and not until_idle:
                     self._idle()
                     continue
+                if run is not None and run.parent_run_id and run.status.finished:
+                    self.runs.settle_children()
             except StorageUnavailable as exc:
                 self.storage_faults += 1
                 delay = self.backoff.next_delay()

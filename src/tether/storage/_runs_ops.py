@@ -37,6 +37,7 @@ class RunOps(QueryTransaction):
                 "created_at": self._ts_out(row["created_at"]),
                 "updated_at": self._ts_out(row["updated_at"]),
                 "cancel_requested": bool(row["cancel_requested"]),
+                "child_serial": bool(row["child_serial"]),
                 "visits": canonical.loads(row["visits"]),
             }
         )
@@ -162,7 +163,12 @@ class RunOps(QueryTransaction):
         )
         return [
             RunnableRun(
-                row["tenant_id"], row["run_id"], row["workflow"], bool(row["tenant_limited"])
+                row["tenant_id"],
+                row["run_id"],
+                row["workflow"],
+                bool(row["tenant_limited"]),
+                row["parent_run_id"],
+                bool(row["child_serial"]),
             )
             for row in rows
         ]
@@ -189,6 +195,32 @@ class RunOps(QueryTransaction):
             None if limit is None else int(limit),
             int(row["workflow_running"]),
         )
+
+    def lock_children(self, tenant_id: str, parent_run_id: str) -> None:
+        """Hold the lock of a parent's children until the transaction ends."""
+        self._fetch("lock_children", {"tenant_id": tenant_id, "parent_run_id": parent_run_id})
+
+    def running_siblings(
+        self, tenant_id: str, parent_run_id: str, run_id: str, *, now: datetime
+    ) -> int:
+        row = self._one(
+            "running_siblings",
+            tenant_id=tenant_id,
+            parent_run_id=parent_run_id,
+            run_id=run_id,
+            now=self._ts_in(now),
+        )
+        return 0 if row is None else int(row["running"])
+
+    def list_children(self, tenant_id: str, parent_run_id: str) -> list[Run]:
+        rows = self._fetch(
+            "list_children", {"tenant_id": tenant_id, "parent_run_id": parent_run_id}
+        )
+        return [self._run(row) for row in rows]
+
+    def find_child_waits_to_settle(self, *, limit: int) -> list[tuple[str, str]]:
+        rows = self._fetch("find_child_waits_to_settle", {"limit": limit})
+        return [(row["tenant_id"], row["wait_id"]) for row in rows]
 
     def get_run_limit(self, tenant_id: str) -> int | None:
         row = self._one("get_run_limit", tenant_id=tenant_id)
@@ -408,6 +440,10 @@ class RunOps(QueryTransaction):
         for wait in write.resolved:
             self._fetch("resolve_wait", self._resolution_params(wait))
         self.insert_events(write.events)
+        for child, checkpoint, event in write.children:
+            self.insert_run(child)
+            self.insert_checkpoint(checkpoint)
+            self.insert_events([event])
         return saved
 
     def list_events(

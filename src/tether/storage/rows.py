@@ -128,6 +128,8 @@ class RunnableRun:
     run_id: str
     workflow: str
     tenant_limited: bool
+    parent_run_id: str | None = None
+    child_serial: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,8 @@ class StepWrite:
     resolved: Sequence[Wait] = ()
     """Open waits to close, carrying their new status, resolver and resolution."""
     events: Sequence[RunEvent] = ()
+    children: Sequence[tuple[Run, Checkpoint, RunEvent]] = ()
+    """Child runs to create, queued, each with its first checkpoint and event."""
 
 
 class MemoryDecisionRow(TypedDict):

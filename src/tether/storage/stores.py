@@ -128,6 +128,19 @@ class RunStore(Protocol):
     def running_counts(
         self, tenant_id: str, run_id: str, workflow: str, *, now: datetime
     ) -> RunningCounts: ...
+    def lock_children(self, tenant_id: str, parent_run_id: str) -> None:
+        """Take the lock of a parent's children, held until the transaction ends (a no-op
+        where writers are serialised anyway)."""
+        ...
+
+    def running_siblings(
+        self, tenant_id: str, parent_run_id: str, run_id: str, *, now: datetime
+    ) -> int: ...
+    def list_children(self, tenant_id: str, parent_run_id: str) -> list[Run]: ...
+    def find_child_waits_to_settle(self, *, limit: int) -> list[tuple[str, str]]:
+        """Open waits on child runs of which at least one has finished, in every tenant."""
+        ...
+
     def get_run_limit(self, tenant_id: str) -> int | None: ...
     def set_run_limit(
         self, tenant_id: str, max_running: int | None, *, now: datetime, by: str

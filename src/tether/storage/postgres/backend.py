@@ -163,6 +163,12 @@ class PostgresTransaction(RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOp
         parts += [
             cursor.mogrify(queries["insert_event"], self._event_params(e)) for e in write.events
         ]
+        for child, checkpoint, event in write.children:
+            parts += [
+                cursor.mogrify(queries["insert_run"], self._run_params(child)),
+                cursor.mogrify(queries["insert_checkpoint"], self._checkpoint_params(checkpoint)),
+                cursor.mogrify(queries["insert_event"], self._event_params(event)),
+            ]
         return ";\n".join(parts)
 
     def _text_query(

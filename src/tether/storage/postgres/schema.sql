@@ -179,12 +179,16 @@ CREATE TABLE runs (
     lease_epoch      bigint NOT NULL DEFAULT 0,
     storage_faults   integer NOT NULL DEFAULT 0,
     priority         integer NOT NULL DEFAULT 0,
+    parent_run_id    text,
+    parent_wait_id   text,
+    child_serial     boolean NOT NULL DEFAULT false,
     PRIMARY KEY (tenant_id, run_id)
 );
 
 CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
 CREATE INDEX runs_runnable ON runs (status, resume_at);
 CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
 
 CREATE TABLE run_checkpoints (
     tenant_id     text NOT NULL,

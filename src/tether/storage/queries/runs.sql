@@ -6,13 +6,15 @@ INSERT INTO runs (tenant_id, run_id, workflow, workflow_version, status, current
                   state_version, checkpoint_seq, full_seq, delta_bytes, full_bytes, event_seq, version,
                   lease_owner, lease_expires_at, attempt, steps, max_steps, deadline,
                   resume_at, wait_id, cancel_requested, error, visits, created_at,
-                  created_by, updated_at, updated_by, lease_epoch, storage_faults, priority)
+                  created_by, updated_at, updated_by, lease_epoch, storage_faults, priority,
+                  parent_run_id, parent_wait_id, child_serial)
 VALUES (:tenant_id, :run_id, :workflow, :workflow_version, :status, :current_node,
         :state_version, :checkpoint_seq, :full_seq, :delta_bytes, :full_bytes,
         :event_seq, :version,
         :lease_owner, :lease_expires_at, :attempt, :steps, :max_steps, :deadline,
         :resume_at, :wait_id, :cancel_requested, :error, :visits, :created_at,
-        :created_by, :updated_at, :updated_by, :lease_epoch, :storage_faults, :priority);
+        :created_by, :updated_at, :updated_by, :lease_epoch, :storage_faults, :priority,
+        :parent_run_id, :parent_wait_id, :child_serial);
 
 -- name: get_run
 SELECT * FROM runs WHERE tenant_id = :tenant_id AND run_id = :run_id;
@@ -154,7 +156,8 @@ SELECT status, count(*) AS runs FROM runs GROUP BY status;
 SELECT
     (SELECT min(created_at) FROM runs WHERE status = 'running') AS running_since,
     (SELECT min(updated_at) FROM runs
-     WHERE status IN ('waiting_for_user', 'waiting_for_approval', 'paused', 'scheduled'))
+     WHERE status IN ('waiting_for_user', 'waiting_for_approval', 'paused', 'scheduled',
+                      'waiting_for_children'))
         AS waiting_since;
 
 -- name: queue_depth
@@ -173,3 +176,22 @@ FROM run_waits WHERE status = 'open' AND kind = 'approval';
 SELECT current_node AS node, count(*) AS runs FROM runs
 WHERE status = 'failed'
 GROUP BY current_node;
+
+-- name: list_children
+SELECT * FROM runs
+WHERE tenant_id = :tenant_id AND parent_run_id = :parent_run_id
+ORDER BY created_at, run_id;
+
+-- name: running_siblings
+-- Siblings of a serial child holding a live lease, counted after taking the parent's lock.
+SELECT count(*) AS running FROM runs
+WHERE tenant_id = :tenant_id AND parent_run_id = :parent_run_id AND run_id <> :run_id
+  AND status = 'running' AND lease_expires_at >= :now;
+
+-- name: find_child_waits_to_settle
+-- Open waits on children of which at least one has finished: the caller checks whether
+-- enough have (all, any, or a count).
+SELECT DISTINCT c.tenant_id, c.parent_wait_id AS wait_id
+FROM runs c JOIN run_waits w ON w.tenant_id = c.tenant_id AND w.wait_id = c.parent_wait_id
+WHERE w.status = 'open' AND c.status IN ('completed', 'failed', 'cancelled')
+LIMIT :limit;

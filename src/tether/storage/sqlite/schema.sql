@@ -95,12 +95,16 @@ CREATE TABLE runs (
     lease_epoch      INTEGER NOT NULL DEFAULT 0,
     storage_faults   INTEGER NOT NULL DEFAULT 0,
     priority         INTEGER NOT NULL DEFAULT 0,
+    parent_run_id    TEXT,
+    parent_wait_id   TEXT,
+    child_serial     INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, run_id)
 ) WITHOUT ROWID;
 
 CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
 CREATE INDEX runs_runnable ON runs (status, resume_at);
 CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
 
 CREATE TABLE run_limits (
     tenant_id   TEXT NOT NULL REFERENCES tenants (tenant_id),

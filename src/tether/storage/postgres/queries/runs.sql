@@ -68,7 +68,7 @@ RETURNING *;
 -- Recovery first: a run whose lease ran out (its worker died or stalled) goes before
 -- queued and scheduled work, however long the backlog; then the highest priority, then the
 -- oldest. A run whose tenant or workflow is at its concurrency limit waits.
-SELECT tenant_id, run_id, workflow,
+SELECT tenant_id, run_id, workflow, parent_run_id, child_serial,
        EXISTS (SELECT 1 FROM run_limits l WHERE l.tenant_id = runs.tenant_id) AS tenant_limited
 FROM runs
 WHERE (status = 'queued'
@@ -87,6 +87,11 @@ WHERE (status = 'queued'
         AND w.value::integer <= (SELECT count(*) FROM runs b
                                  WHERE b.status = 'running' AND b.workflow = runs.workflow
                                    AND b.lease_expires_at >= %(now)s))
+  AND NOT (child_serial = true AND EXISTS (
+      SELECT 1 FROM runs s
+      WHERE s.tenant_id = runs.tenant_id AND s.parent_run_id = runs.parent_run_id
+        AND s.run_id <> runs.run_id AND s.status = 'running'
+        AND s.lease_expires_at >= %(now)s))
 ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, priority DESC, updated_at
 LIMIT %(limit)s
 FOR UPDATE OF runs SKIP LOCKED;
@@ -105,6 +110,11 @@ WHERE tenant_id = %(tenant_id)s
   AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s::text)
 ORDER BY created_at, wait_id
 LIMIT %(limit)s;
+
+-- name: lock_children
+-- A serial child's claim takes its parent's lock and counts its running siblings again.
+SELECT pg_advisory_xact_lock(hashtext('tether.children.' || %(tenant_id)s || '.'
+                                      || %(parent_run_id)s));
 
 -- name: listen_runs
 -- Idle workers listen here; runs 0004's triggers notify when a run may be claimable.

@@ -45,7 +45,7 @@ RETURNING *;
 -- Recovery first: a run whose lease ran out (its worker died or stalled) goes before
 -- queued and scheduled work, however long the backlog; then the highest priority, then the
 -- oldest. A run whose tenant or workflow is at its concurrency limit waits.
-SELECT tenant_id, run_id, workflow,
+SELECT tenant_id, run_id, workflow, parent_run_id, child_serial,
        EXISTS (SELECT 1 FROM run_limits l WHERE l.tenant_id = runs.tenant_id) AS tenant_limited
 FROM runs
 WHERE (status = 'queued'
@@ -64,6 +64,11 @@ WHERE (status = 'queued'
         AND w.value <= (SELECT count(*) FROM runs b
                         WHERE b.status = 'running' AND b.workflow = runs.workflow
                           AND b.lease_expires_at >= :now))
+  AND NOT (child_serial = 1 AND EXISTS (
+      SELECT 1 FROM runs s
+      WHERE s.tenant_id = runs.tenant_id AND s.parent_run_id = runs.parent_run_id
+        AND s.run_id <> runs.run_id AND s.status = 'running'
+        AND s.lease_expires_at >= :now))
 ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, priority DESC, updated_at
 LIMIT :limit;
 
@@ -79,6 +84,10 @@ WHERE tenant_id = :tenant_id
   AND (:run_id IS NULL OR run_id = :run_id)
 ORDER BY created_at, wait_id
 LIMIT :limit;
+
+-- name: lock_children
+-- SQLite serialises writers (BEGIN IMMEDIATE): the claim's count is already exclusive.
+SELECT 1 AS locked;
 
 -- name: data_version
 -- Changes whenever another connection commits to the file: what idle workers watch.

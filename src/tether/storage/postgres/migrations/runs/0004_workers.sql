@@ -1,11 +1,17 @@
--- runs 0004: priorities, per-tenant concurrency limits, and wake-ups. A run with a higher
+-- runs 0004: priorities, per-tenant concurrency limits, child runs and wake-ups. A run with a higher
 -- priority is claimed first (after recovery of expired leases); a tenant with a limit row
 -- never has more than max_running runs running at once. Whenever a run becomes claimable
 -- (queued, or scheduled for a time) or leaves 'running' (freeing a slot under a limit),
 -- idle workers listening on channel tether_runs are woken at commit.
 ALTER TABLE runs ADD COLUMN priority integer NOT NULL DEFAULT 0;
+-- A child run: its parent, the parent's wait on it, and whether it runs alone among its
+-- siblings (children run one at a time unless the parent's node allows them in parallel).
+ALTER TABLE runs ADD COLUMN parent_run_id text;
+ALTER TABLE runs ADD COLUMN parent_wait_id text;
+ALTER TABLE runs ADD COLUMN child_serial boolean NOT NULL DEFAULT false;
 
 CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
 
 CREATE TABLE run_limits (
     tenant_id   text NOT NULL REFERENCES tenants (tenant_id),
