@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.embeddings
 	$(BIN)/python -m bench.memory --no-postgres --ingest 1000
 	$(BIN)/python -m bench.context
+	$(BIN)/python -m bench.workers
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests examples bench scripts

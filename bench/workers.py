@@ -42,7 +42,7 @@ from bench._tether import make_workflow, postgres_settings, scratch_postgres
 from tether import Tether
 from tether.principals import Principal
 from tether.runs import END, RunContext, RunStatus, Workflow, WorkflowRegistry
-from tether.runs.worker import Worker
+from tether.runs.worker import Worker, run_workers
 
 RESULTS = Path(__file__).parent / "results" / "workers-latest.json"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
@@ -84,6 +84,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=os.environ.get("TETHER_BENCH_POSTGRES_URL", DEFAULT_PG),
         help="server to make a scratch database on (env TETHER_BENCH_POSTGRES_URL)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=4,
+        help="also measure workers of this many threads each (--concurrency); 1: skip",
+    )
     parser.add_argument("--no-postgres", action="store_true", help="skip PostgreSQL")
     parser.add_argument("--no-sqlite", action="store_true", help="skip SQLite")
     parser.add_argument("--json", type=Path, default=RESULTS, help="where to write results")
@@ -112,24 +118,25 @@ def enqueue(url: str, runs: int) -> None:
             app.runs.start(agent, CHAIN, CHAIN.state())
 
 
-def worker_process(url: str, ready: Any, start: Any, results: Any) -> None:
-    """One worker process: open, say ready, wait for the start, run until idle."""
+def worker_process(url: str, threads: int, ready: Any, start: Any, results: Any) -> None:
+    """One worker process (``threads`` executors, as ``tether worker --concurrency``):
+    open, say ready, wait for the start, run until idle."""
     os.environ["TETHER_SECRET_KEY"] = BENCH_KEY
-    with Tether.open(bench_settings(url)) as app:
-        worker = Worker(app.executor(REGISTRY), app.runs)
+    with Tether.open(bench_settings(url, pg_pool_max_size=max(4, threads + 2))) as app:
+        workers = [Worker(app.executor(REGISTRY), app.runs) for _ in range(threads)]
         ready.release()
         start.wait()
-        claims = worker.run(until_idle=True)
+        claims = run_workers(workers, until_idle=True)
         results.put((time.time(), claims))
 
 
-def throughput(url: str, workers: int, runs: int) -> dict[str, Any]:
+def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str, Any]:
     """Steps per second of ``workers`` processes over ``runs`` queued runs."""
     enqueue(url, runs)
     context = multiprocessing.get_context("spawn")
     ready, start, results = context.Semaphore(0), context.Event(), context.Queue()
     processes = [
-        context.Process(target=worker_process, args=(url, ready, start, results))
+        context.Process(target=worker_process, args=(url, threads, ready, start, results))
         for _ in range(workers)
     ]
     for process in processes:
@@ -153,6 +160,7 @@ def throughput(url: str, workers: int, runs: int) -> dict[str, Any]:
     steps = runs * STEPS
     return {
         "workers": workers,
+        "threads_per_worker": threads,
         "runs": runs,
         "steps": steps,
         "seconds": round(elapsed, 3),
@@ -243,6 +251,15 @@ def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
             f"({result['steps']} steps in {result['seconds']:.2f}s)"
         )
         figures["throughput"].append(result)
+    if args.threads > 1:
+        figures["threaded"] = []
+        for workers in WORKER_COUNTS:
+            result = throughput(url, workers, args.runs, args.threads)
+            log(
+                f"  {workers} worker(s) x {args.threads} threads: "
+                f"{result['steps_per_s']:.0f} steps/s"
+            )
+            figures["threaded"].append(result)
     base = figures["throughput"][0]["steps_per_s"]
     figures["speedup"] = {
         str(r["workers"]): round(r["steps_per_s"] / base, 2) for r in figures["throughput"]
