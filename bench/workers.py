@@ -25,11 +25,13 @@ import json
 import multiprocessing
 import os
 import pstats
+import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -227,19 +229,69 @@ def _poll(check: Any, within_s: float = 30.0) -> Any:
     raise RuntimeError("timed out waiting for the worker")
 
 
-def profile(args: argparse.Namespace, url: str) -> int:
-    enqueue(url, args.runs)
+def profile(args: argparse.Namespace, name: str, url: str) -> int:
+    """Where one worker's time goes: wall and CPU time per step (unprofiled), the time of
+    a bare commit on the same database from 1 to 8 connections at once, then cProfile."""
+    steps = args.runs * STEPS
     with Tether.open(bench_settings(url)) as app:
-        worker = Worker(app.executor(REGISTRY), app.runs)
-        profiler = cProfile.Profile()
-        profiler.enable()
-        began = time.perf_counter()
-        worker.run(until_idle=True)
-        elapsed = time.perf_counter() - began
-        profiler.disable()
-    log(f"{args.runs * STEPS} steps in {elapsed:.2f}s: {args.runs * STEPS / elapsed:.0f} steps/s")
+        for run_profiler in (False, True):
+            enqueue(url, args.runs)
+            worker = Worker(app.executor(REGISTRY), app.runs)
+            profiler = cProfile.Profile()
+            if run_profiler:
+                profiler.enable()
+            began, cpu = time.perf_counter(), time.process_time()
+            worker.run(until_idle=True)
+            elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
+            profiler.disable()
+            if not run_profiler:
+                log(
+                    f"{steps} steps in {elapsed:.2f}s: {steps / elapsed:.0f} steps/s; per step "
+                    f"{elapsed / steps * 1000:.2f} ms wall, {cpu / steps * 1000:.2f} ms CPU here"
+                )
+    for connections in (1, 2, 4, 8):
+        rate = commit_rate(name, url, connections)
+        log(f"bare commits, {connections} connection(s) at once: {rate:.0f}/s")
     pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
     return 0
+
+
+def commit_rate(name: str, url: str, connections: int, seconds: float = 3.0) -> float:
+    """Commits per second of a one-row INSERT from ``connections`` threads at once, each
+    on its own connection, in a scratch table: what the database's commit (its fsync, its
+    group commit) allows with no engine at all. SQLite at synchronous=FULL, Tether's
+    default; PostgreSQL at the server's settings."""
+    counts: list[int] = []
+    if name == "postgres":
+        import psycopg
+
+        def connect() -> Any:
+            return psycopg.connect(url, autocommit=True)
+    else:
+        path = url.removeprefix("sqlite:///")
+
+        def connect() -> Any:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA synchronous = FULL")
+            return conn
+
+    with closing(connect()) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (n integer)")
+
+    def insert_loop() -> None:
+        done, deadline = 0, time.monotonic() + seconds
+        with closing(connect()) as conn:
+            while time.monotonic() < deadline:
+                conn.execute("INSERT INTO bench_commit_probe (n) VALUES (1)")
+                done += 1
+        counts.append(done)
+
+    threads = [threading.Thread(target=insert_loop) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / seconds
 
 
 def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -291,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, url in targets:
             prepare(url)
             if args.profile:
-                return profile(args, url)
+                return profile(args, name, url)
             log(f"{name}:")
             report[name] = backend_figures(url, args)
     report["machine"] = machine(report.get("postgres_settings"))
