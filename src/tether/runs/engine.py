@@ -121,7 +121,7 @@ class Executor:
             current = txn.get_run(tenant_id, run_id)
             claim = None
             if current is not None and within_limits_txn(txn, self.registry, current, now):
-                claim = self._claim_txn(txn, tenant_id, run_id, now)
+                claim = self._claim_txn(txn, tenant_id, run_id, now, current)
         if claim is None:
             if current is None:
                 raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
@@ -143,11 +143,16 @@ class Executor:
         return None if claim is None else self._drive(claim)
 
     def _claim_txn(
-        self, txn: _ClaimStore, tenant_id: str, run_id: str, now: datetime
+        self,
+        txn: _ClaimStore,
+        tenant_id: str,
+        run_id: str,
+        now: datetime,
+        before: Run | None = None,
     ) -> Claim | None:
-        """Claim the run and read what its claim holds, or ``None`` if it is not
-        runnable (or runs a workflow not registered here)."""
-        before = txn.get_run(tenant_id, run_id)
+        """Claim the run (``before``: as this transaction read it) and read what its claim
+        holds, or ``None`` if it is not runnable (or its workflow is not registered here)."""
+        before = before or txn.get_run(tenant_id, run_id)
         run = txn.claim_run(
             tenant_id,
             run_id,
