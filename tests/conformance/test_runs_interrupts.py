@@ -70,6 +70,7 @@ def test_every_reason_has_exactly_one_waiting_status() -> None:
         **ANSWERED,
         **TIMED,
         InterruptReason.APPROVAL_REQUIRED: RunStatus.WAITING_FOR_APPROVAL,
+        InterruptReason.CHILD_RUNS: RunStatus.WAITING_FOR_CHILDREN,
     }
 
 

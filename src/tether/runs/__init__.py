@@ -23,12 +23,13 @@ from tether.runs.models import (
 )
 
 if TYPE_CHECKING:
-    from tether.runs.context import NOT_APPLIED, RunContext
+    from tether.runs.context import RunContext
     from tether.runs.engine import Executor
     from tether.runs.handoff import HandoffDocument
     from tether.runs.inbox import Inbox, InboxMessage
     from tether.runs.retention import GcReport, RunRetention
     from tether.runs.service import Runs
+    from tether.runs.signals import NOT_APPLIED
     from tether.runs.workflow import RetryPolicy, Workflow, WorkflowRegistry
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "NOT_APPLIED": "tether.runs.context",
+    "NOT_APPLIED": "tether.runs.signals",
     "RunContext": "tether.runs.context",
     "Executor": "tether.runs.engine",
     "HandoffDocument": "tether.runs.handoff",

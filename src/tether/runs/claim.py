@@ -297,6 +297,7 @@ class Claim:
         changes: dict[str, Any] | None = None,
         node: str | None = None,
         cancellable: bool = True,
+        children: Sequence[tuple[Run, Checkpoint, RunEvent]] = (),
     ) -> None:
         """Write one transaction guarded by this claim's version and lease.
 
@@ -340,6 +341,7 @@ class Claim:
             waits=waits,
             resolved=self._resolutions,
             events=rows,
+            children=children,
         )
         try:
             version, cancel = self.storage.write_step(write)

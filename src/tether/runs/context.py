@@ -20,6 +20,7 @@ from tether import canonical
 from tether.errors import InterruptExpired, RunCancelled, WorkflowChanged
 from tether.principals import Role
 from tether.redaction import describe_exception
+from tether.runs.children import ChildRuns
 from tether.runs.claim import Claim, idempotency_key
 from tether.runs.inbox import InboxMessage, receive_messages
 from tether.runs.models import (
@@ -34,14 +35,7 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.runs.policy_gate import PolicyGate, check_allowed
-from tether.runs.signals import Suspend
-
-
-class NotApplied:
-    """Returned by a ``reconcile`` check: the effect did not happen; run it."""
-
-
-NOT_APPLIED = NotApplied()
+from tether.runs.signals import NotApplied, Suspend
 
 
 @dataclass
@@ -96,6 +90,11 @@ class RunContext:
     def now(self) -> datetime:
         """The engine's clock. Journal it with ``step`` if a decision depends on it."""
         return self._claim.clock.now()
+
+    @property
+    def children(self) -> ChildRuns:
+        """Start child runs and wait for them durably: ``ctx.children.start(...)``."""
+        return ChildRuns(self._claim, self.node, self.visit, self._take)
 
     @property
     def fencing_token(self) -> int:
@@ -526,8 +525,8 @@ class RunContext:
             and resume_at is None
         ):
             raise ValueError(f"a {reason.value} interrupt needs resume_at")
-        if reason is InterruptReason.APPROVAL_REQUIRED:
-            raise ValueError("use ctx.approval(...) to ask for an approval")
+        if reason in (InterruptReason.APPROVAL_REQUIRED, InterruptReason.CHILD_RUNS):
+            raise ValueError(f"use ctx.approval(...) or ctx.children.start(...) for {reason}")
         wait = self._claim.new_wait(
             self.node,
             self.visit,

@@ -36,6 +36,7 @@ from tether.runs import delta
 from tether.runs.claim import Claim, FaultHook, load_state_dict
 from tether.runs.context import RunContext
 from tether.runs.heartbeat import Heartbeat
+from tether.runs.limits import within_limits_txn
 from tether.runs.models import (
     END,
     Checkpoint,
@@ -106,15 +107,21 @@ class Executor:
         self.storage_faults = 0
         """Storage faults that stopped a claim of this executor (each handed its run back
         or left it to its lease)."""
+        self.claims = self.takeovers = self.retries = 0
+        """Claims won; of them, takeovers of a lease another worker let run out; node
+        failures that scheduled another attempt."""
 
     # -- entry points --------------------------------------------------------------------
 
     def execute(self, tenant_id: str, run_id: str) -> Run:
-        """Claim the run if it is runnable and run it until it waits, ends or is taken."""
+        """Claim the run if it is runnable (and its tenant and workflow are under their
+        concurrency limits) and run it until it waits, ends or is taken."""
         now = self.clock.now()
         with self.storage.transaction(tenant_id) as txn:
-            claim = self._claim_txn(txn, tenant_id, run_id, now)
-            current = txn.get_run(tenant_id, run_id) if claim is None else None
+            current = txn.get_run(tenant_id, run_id)
+            claim = None
+            if current is not None and within_limits_txn(txn, self.registry, current, now):
+                claim = self._claim_txn(txn, tenant_id, run_id, now, current)
         if claim is None:
             if current is None:
                 raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
@@ -123,22 +130,29 @@ class Executor:
         return self._drive(claim)
 
     def execute_next(self) -> Run | None:
-        """Claim the oldest runnable run of any tenant whose workflow is registered here."""
+        """Claim the runnable run of any tenant whose workflow is registered here that
+        comes first (expired leases, then priority, then age), within the limits."""
         now = self.clock.now()
         with self.storage.system_transaction() as txn:
-            found = txn.find_runnable(now=now, workflow_keys=self.registry.keys, limit=1)
-            if not found:
+            keys, limits = self.registry.keys, self.registry.limits
+            found = txn.find_runnable(now=now, workflow_keys=keys, limit=1, workflow_limits=limits)
+            if not found or not within_limits_txn(txn, self.registry, found[0], now):
                 return None
-            tenant_id, run_id = found[0]
-            claim = self._claim_txn(txn, tenant_id, run_id, now)
+            first = found[0]
+            claim = self._claim_txn(txn, first.tenant_id, first.run_id, now)
         return None if claim is None else self._drive(claim)
 
     def _claim_txn(
-        self, txn: _ClaimStore, tenant_id: str, run_id: str, now: datetime
+        self,
+        txn: _ClaimStore,
+        tenant_id: str,
+        run_id: str,
+        now: datetime,
+        before: Run | None = None,
     ) -> Claim | None:
-        """Claim the run and read what its claim holds, or ``None`` if it is not
-        runnable (or runs a workflow not registered here)."""
-        before = txn.get_run(tenant_id, run_id)
+        """Claim the run (``before``: as this transaction read it) and read what its claim
+        holds, or ``None`` if it is not runnable (or its workflow is not registered here)."""
+        before = before or txn.get_run(tenant_id, run_id)
         run = txn.claim_run(
             tenant_id,
             run_id,
@@ -182,6 +196,8 @@ class Executor:
     def _drive(self, claim: Claim) -> Run:
         run = claim.run
         workflow = self.registry.get(run.workflow, run.workflow_version)
+        self.claims += 1
+        self.takeovers += claim.taken_over
         self.heartbeat.watch(claim)
         try:
             try:
@@ -489,6 +505,7 @@ class Executor:
                 "storage_faults": 0,
             },
             node=wait.node,
+            children=suspend.children,
         )
         claim.waits[wait.wait_id] = wait
 
@@ -531,6 +548,7 @@ class Executor:
         if attempt < node.retry.max_attempts:
             delay = node.retry.delay_s(attempt, self.rng)
             resume_at = self.clock.now() + timedelta(seconds=delay)
+            self.retries += 1
             claim.commit(
                 events=[
                     ("node.failed", {"error": error, "attempt": attempt}, None),

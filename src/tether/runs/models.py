@@ -19,6 +19,7 @@ class RunStatus(enum.StrEnum):
     WAITING_FOR_APPROVAL = "waiting_for_approval"
     PAUSED = "paused"
     SCHEDULED = "scheduled"
+    WAITING_FOR_CHILDREN = "waiting_for_children"
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
@@ -35,6 +36,7 @@ WAITING = frozenset(
         RunStatus.WAITING_FOR_APPROVAL,
         RunStatus.PAUSED,
         RunStatus.SCHEDULED,
+        RunStatus.WAITING_FOR_CHILDREN,
     }
 )
 
@@ -46,6 +48,7 @@ class InterruptReason(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     SCHEDULED_RESUME = "scheduled_resume"
     HUMAN_REVIEW = "human_review"
+    CHILD_RUNS = "child_runs"
 
     @property
     def status(self) -> RunStatus:
@@ -60,6 +63,7 @@ _REASON_STATUS = {
     InterruptReason.HUMAN_REVIEW: RunStatus.PAUSED,
     InterruptReason.RATE_LIMITED: RunStatus.SCHEDULED,
     InterruptReason.SCHEDULED_RESUME: RunStatus.SCHEDULED,
+    InterruptReason.CHILD_RUNS: RunStatus.WAITING_FOR_CHILDREN,
 }
 
 
@@ -128,6 +132,14 @@ class Run(BaseModel):
     """Bumped by every claim: the fencing token of the current lease."""
     storage_faults: int = 0
     """Storage faults that stopped the current node in a row (reset when a node completes)."""
+    priority: int = 0
+    """Claimed before runs of lower priority (after runs whose lease ran out)."""
+    parent_run_id: str | None = None
+    """The run whose node started this one (same tenant), if any."""
+    parent_wait_id: str | None = None
+    """The parent's wait on its children, settled as they finish."""
+    child_serial: bool = False
+    """Runs only while no sibling runs (children run one at a time unless allowed)."""
 
 
 class Checkpoint(BaseModel):

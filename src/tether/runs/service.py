@@ -18,12 +18,14 @@ from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
 from tether.principals import SYSTEM_ACTOR, Principal, Role
+from tether.runs.children import child_results_txn, created_event, new_run
 from tether.runs.claim import load_state_dict
 from tether.runs.handoff import HandoffDocument, build_handoff
 from tether.runs.models import (
     FINISHED,
     ApprovalDecision,
     Checkpoint,
+    InterruptReason,
     JournalEntry,
     JournalKind,
     JournalStatus,
@@ -37,6 +39,9 @@ from tether.runs.workflow import Workflow
 from tether.storage.base import Storage
 from tether.storage.stores import RunStore
 from tether.validation import guarded, one_of, rules
+
+MAX_PRIORITY = 1000
+"""Priorities run from ``-MAX_PRIORITY`` to ``MAX_PRIORITY``; the default is 0."""
 
 
 @guarded
@@ -60,65 +65,32 @@ class Runs:
         run_id: str | None = None,
         max_steps: int | None = None,
         deadline: datetime | None = None,
+        priority: int = 0,
     ) -> Run:
-        """Create a queued run of ``workflow`` (pinned to its version) with ``state``."""
+        """Create a queued run of ``workflow`` (pinned to its version) with ``state``.
+
+        Workers claim runs of a higher ``priority`` first (from -1000 to 1000)."""
         principal.require(Role.AGENT, Role.OPERATOR)
-        initial = workflow.validate_state(state).model_dump(mode="json")
+        if not -MAX_PRIORITY <= priority <= MAX_PRIORITY:
+            raise InvalidInput(f"priority must be between {-MAX_PRIORITY} and {MAX_PRIORITY}")
         run_id = str(parse_id(run_id, what="run id")) if run_id else str(self._ids.new_id())
-        if max_steps is not None and max_steps < 1:
-            raise InvalidInput("max_steps must be at least 1")
-        if workflow.start is None:
-            raise InvalidInput(f"workflow {workflow.key} has no nodes")
-        now = self._clock.now()
-        payload = canonical.dumps(initial)
-        run = Run(
+        run, checkpoint = new_run(
+            workflow,
+            state,
             tenant_id=principal.tenant_id,
             run_id=run_id,
-            workflow=workflow.name,
-            workflow_version=workflow.version,
-            status=RunStatus.QUEUED,
-            current_node=workflow.start,
-            state_version=workflow.state_version,
-            checkpoint_seq=0,
-            full_seq=0,
-            delta_bytes=0,
-            full_bytes=len(payload),
-            event_seq=1,
-            version=1,
-            lease_owner=None,
-            lease_expires_at=None,
-            attempt=0,
-            steps=0,
-            max_steps=max_steps or workflow.max_steps,
-            deadline=deadline,
-            resume_at=None,
-            wait_id=None,
-            cancel_requested=False,
-            error=None,
-            visits={},
-            created_at=now,
             created_by=principal.principal_id,
-            updated_at=now,
-            updated_by=principal.principal_id,
+            now=self._clock.now(),
+            max_steps=max_steps,
+            deadline=deadline,
+            priority=priority,
         )
         with self._storage.transaction(principal.tenant_id) as txn:
             if txn.get_run(principal.tenant_id, run_id) is not None:
                 raise Conflict(f"run {run_id} already exists")
             txn.insert_run(run)
-            txn.insert_checkpoint(
-                Checkpoint(
-                    tenant_id=run.tenant_id,
-                    run_id=run_id,
-                    seq=0,
-                    node="",
-                    next_node=workflow.start,
-                    kind="full",
-                    payload=payload,
-                    state_version=workflow.state_version,
-                    created_at=now,
-                )
-            )
-            txn.insert_events([self._event(run, 1, "run.created", {"workflow": workflow.key})])
+            txn.insert_checkpoint(checkpoint)
+            txn.insert_events([created_event(run, workflow, {})])
             self._audit.record_by_txn(
                 txn,
                 principal,
@@ -216,6 +188,8 @@ class Runs:
             wait = self._open_wait_txn(txn, principal, wait_id)
             if wait.kind is JournalKind.APPROVAL:
                 raise InvalidInput(f"{wait_id} is an approval request: approve or reject it")
+            if wait.reason is InterruptReason.CHILD_RUNS:
+                raise InvalidInput(f"{wait_id} waits on child runs; it resumes when they finish")
             if "idempotency_key" in wait.request and not _settles_effect(answer):
                 raise InvalidInput(
                     f"{wait_id} asks whether effect {wait.request.get('effect')!r} happened: "
@@ -277,27 +251,11 @@ class Runs:
         """Cancel a run. A waiting run is cancelled at once; a running one at its next
         node or effect. Completed effects are not undone."""
         principal.require(Role.OPERATOR)
-        now = self._clock.now()
         with self._storage.transaction(principal.tenant_id) as txn:
             run = self._get_txn(txn, principal.tenant_id, run_id)
             if run.status in FINISHED:
                 raise Conflict(f"run {run_id} is already {run.status.value}")
-            if run.status is RunStatus.RUNNING and run.lease_owner is not None:
-                txn.request_cancel(principal.tenant_id, run_id)
-                updated = run.model_copy(update={"cancel_requested": True})
-            else:
-                for wait in txn.list_waits(principal.tenant_id, run_id=run_id, status="open"):
-                    txn.resolve_wait(
-                        principal.tenant_id,
-                        wait.wait_id,
-                        status=WaitStatus.CANCELLED.value,
-                        resolved_at=now,
-                        resolved_by=principal.principal_id,
-                        resolution={"reason": reason},
-                    )
-                updated = self._transition_txn(
-                    txn, principal, run, RunStatus.CANCELLED, "run.cancelled", {"reason": reason}
-                )
+            updated = self._cancel_txn(txn, principal, run, reason)
             self._audit.record_by_txn(
                 txn,
                 principal,
@@ -306,6 +264,28 @@ class Runs:
                 details={"reason": reason},
             )
             return updated
+
+    def _cancel_txn(self, txn: RunStore, principal: Principal, run: Run, reason: str) -> Run:
+        """Cancel ``run`` (not finished) and, first, its unfinished child runs."""
+        for child in txn.list_children(run.tenant_id, run.run_id):
+            if child.status not in FINISHED:
+                self._cancel_txn(txn, principal, child, reason or "parent cancelled")
+        if run.status is RunStatus.RUNNING and run.lease_owner is not None:
+            txn.request_cancel(run.tenant_id, run.run_id)
+            return run.model_copy(update={"cancel_requested": True})
+        now = self._clock.now()
+        for wait in txn.list_waits(run.tenant_id, run_id=run.run_id, status="open"):
+            txn.resolve_wait(
+                run.tenant_id,
+                wait.wait_id,
+                status=WaitStatus.CANCELLED.value,
+                resolved_at=now,
+                resolved_by=principal.principal_id,
+                resolution={"reason": reason},
+            )
+        return self._transition_txn(
+            txn, principal, run, RunStatus.CANCELLED, "run.cancelled", {"reason": reason}
+        )
 
     def resume(self, principal: Principal, run_id: str) -> Run:
         """Put a paused or scheduled run back in the queue now.
@@ -342,6 +322,71 @@ class Runs:
                 target=f"run:{run_id}",
             )
             return updated
+
+    def settle_children(self, *, limit: int = 100) -> int:
+        """Resume parents whose child runs have finished enough (all, any, or a count), in
+        every tenant: their results go to the parent's journal, the children not finished
+        yet are cancelled. Returns how many parents were resumed (see
+        :mod:`tether.runs.children`)."""
+        with self._storage.system_transaction(write=False) as txn:
+            candidates = txn.find_child_waits_to_settle(limit=limit)
+        settled = 0
+        for tenant_id, wait_id in candidates:
+            try:
+                with self._storage.transaction(tenant_id) as txn:
+                    settled += self._settle_txn(txn, tenant_id, wait_id)
+            except Conflict:
+                continue  # settled by another worker, or a child moved on: the next sweep
+        return settled
+
+    def _settle_txn(self, txn: RunStore, tenant_id: str, wait_id: str) -> bool:
+        wait = txn.get_wait(tenant_id, wait_id)
+        if wait is None or wait.status is not WaitStatus.OPEN:
+            return False
+        children = [
+            child
+            for child in txn.list_children(tenant_id, wait.run_id)
+            if child.parent_wait_id == wait_id
+        ]
+        finished = sum(child.status in FINISHED for child in children)
+        if finished < min(int(wait.request["need"]), len(children)):
+            return False
+        results = child_results_txn(txn, children)
+        system = Principal(tenant_id, SYSTEM_ACTOR, frozenset({Role.ADMIN}))
+        for child in children:
+            if child.status not in FINISHED:
+                self._cancel_txn(txn, system, child, "enough siblings finished")
+        self._resolve_txn(
+            txn, system, wait, WaitStatus.ANSWERED, {"children": finished}, canonical.dumps(results)
+        )
+        return True
+
+    def set_concurrency_limit(self, principal: Principal, max_running: int | None) -> None:
+        """Let at most ``max_running`` runs of the principal's tenant run at once (``None``
+        lifts the limit). Runs over the limit stay queued until a running one stops."""
+        principal.require(Role.ADMIN)
+        if max_running is not None and max_running < 1:
+            raise InvalidInput("max_running must be at least 1 (or None for no limit)")
+        with self._storage.transaction(principal.tenant_id) as txn:
+            txn.set_run_limit(
+                principal.tenant_id,
+                max_running,
+                now=self._clock.now(),
+                by=principal.principal_id,
+            )
+            self._audit.record_by_txn(
+                txn,
+                principal,
+                action="runs.limit_set",
+                target=f"tenant:{principal.tenant_id}",
+                details={"max_running": max_running},
+            )
+
+    def concurrency_limit(self, principal: Principal) -> int | None:
+        """The tenant's limit on running runs, if it has one."""
+        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER, Role.ADMIN)
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return txn.get_run_limit(principal.tenant_id)
 
     def expire_waits(self, *, limit: int = 100) -> int:
         """Expire open interrupts and approvals past their expiry, in every tenant.

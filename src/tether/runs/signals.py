@@ -1,4 +1,5 @@
-"""What a node's context raises to hand control back to the executor."""
+"""What a node's context raises to hand control back to the executor, and the answer a
+``reconcile`` check gives when an effect did not happen."""
 
 from __future__ import annotations
 
@@ -6,7 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from tether.errors import RunSignal
-from tether.runs.models import JournalEntry, Wait
+from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+
+
+class NotApplied:
+    """Returned by a ``reconcile`` check: the effect did not happen; run it."""
+
+
+NOT_APPLIED = NotApplied()
 
 EventSpec = tuple[str, dict[str, Any], float | None]
 """An event to write with the next commit: its type, its data and its duration (ms)."""
@@ -16,13 +24,20 @@ class Suspend(RunSignal):
     """Raised by the context to park the run on a wait (interrupt or approval)."""
 
     def __init__(
-        self, wait: Wait, entry: JournalEntry, event: str, before: Sequence[EventSpec] = ()
+        self,
+        wait: Wait,
+        entry: JournalEntry,
+        event: str,
+        before: Sequence[EventSpec] = (),
+        children: Sequence[tuple[Run, Checkpoint, RunEvent]] = (),
     ) -> None:
         super().__init__(wait.message)
         self.wait = wait
         self.entry = entry
         self.event = event
         self.before = list(before)
+        self.children = list(children)
+        """Child runs the commit that parks the run creates (see ``tether.runs.children``)."""
 
 
 class Blocked(RunSignal):

@@ -6,6 +6,7 @@ import importlib
 import random
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from tether.redaction import get_logger
 from tether.runs.engine import Executor
 from tether.runs.service import Runs
 from tether.runs.workflow import Workflow, WorkflowRegistry
+from tether.storage.base import Wakeups
 
 log = get_logger("tether.worker")
 
@@ -71,10 +73,18 @@ class Backoff:
 
 
 class Worker:
-    """Loops over :meth:`Executor.execute_next`; polls when there is nothing to do.
+    """Loops over :meth:`Executor.execute_next`; sleeps on wake-ups when there is nothing
+    to do.
 
     When idle it also expires waits past their expiry (``runs.expire_waits``), so an
-    approval nobody decided in time sends its run down the rejection path.
+    approval nobody decided in time sends its run down the rejection path, and resumes
+    parents whose child runs have finished (``runs.settle_children``; the worker that
+    finishes a child does that at once, this catches a crash in between). It then sleeps
+    until the first of: a wake-up from storage (a run became runnable: see
+    :meth:`~tether.storage.base.Storage.wakeups`), the next timer falling due (a scheduled
+    run, a wait's expiry, a lease running out, read from the database on the injected
+    clock), or ``poll_s`` (the fallback when a wake-up is lost). A waiting run holds no
+    worker: whichever worker is free when its time comes claims it.
 
     ``idle_tasks`` run whenever there is nothing to claim (the CLI's worker passes the
     housekeeping passes and webhook deliveries); each decides for itself whether work is
@@ -93,11 +103,13 @@ class Worker:
         runs: Runs,
         *,
         poll_s: float = 0.5,
+        wakeups: Wakeups | None = None,
         idle_tasks: Sequence[Callable[[], object]] = (),
     ) -> None:
         self.executor = executor
         self.runs = runs
         self.poll_s = poll_s
+        self.wakeups = wakeups
         self.idle_tasks = tuple(idle_tasks)
         self.stop = threading.Event()
         self.storage_faults = 0
@@ -114,11 +126,16 @@ class Worker:
         while not self.stop.is_set():
             try:
                 run = self.executor.execute_next()
-                if run is None and self.runs.expire_waits():
+                if run is None and (self.runs.expire_waits() or self.runs.settle_children()):
                     continue
                 if run is None:
                     for task in self.idle_tasks:
                         task()
+                    if not until_idle:
+                        self._idle()
+                        continue
+                elif run.parent_run_id and run.status.finished:
+                    self.runs.settle_children()
             except StorageUnavailable as exc:
                 self.storage_faults += 1
                 delay = self.backoff.next_delay()
@@ -133,12 +150,69 @@ class Worker:
                 continue
             self.backoff.reset()
             if run is None:
-                if until_idle:
-                    break
-                self.stop.wait(self.poll_s)
-                continue
+                break
             done += 1
             log.info("run %s: %s", run.run_id, run.status.value)
             if max_runs is not None and done >= max_runs:
                 break
         return done
+
+    def _idle(self) -> None:
+        """Sleep until woken, until the next timer is due, or ``poll_s``; wakes within
+        :data:`STOP_CHECK_S` of ``stop`` being set."""
+        storage = self.executor.storage
+        with storage.system_transaction(write=False) as txn:
+            due = txn.next_due()
+        delay = self.poll_s
+        if due is not None:
+            until_due = (due - self.executor.clock.now()).total_seconds()
+            if until_due > 0:
+                delay = min(delay, until_due)
+        deadline = time.monotonic() + delay
+        while not self.stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if self.wakeups is None:
+                self.stop.wait(min(left, STOP_CHECK_S))
+            elif self.wakeups.wait(min(left, STOP_CHECK_S)):
+                return
+
+
+STOP_CHECK_S = 0.25
+"""The longest an idle worker sleeps before it checks whether it was told to stop."""
+
+
+def run_workers(workers: Sequence[Worker], *, until_idle: bool = False) -> int:
+    """Run several workers of one process, each on a thread of its own, until all stop;
+    the claims they executed in all.
+
+    They share the process's storage (a pool on PostgreSQL, a connection per thread on
+    SQLite, where BEGIN IMMEDIATE serialises the claims of every process on the file).
+    Python runs one thread's bytecode at a time: threads overlap the database round trips
+    and the waits on effects, processes overlap computation as well.
+    """
+    if len(workers) == 1:
+        return workers[0].run(until_idle=until_idle)
+    done = [0] * len(workers)
+    failures: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            done[index] = workers[index].run(until_idle=until_idle)
+        except BaseException as exc:
+            failures.append(exc)
+            for worker in workers:
+                worker.stop.set()
+
+    threads = [
+        threading.Thread(target=work, args=(i,), name=f"tether-worker-{i}", daemon=True)
+        for i in range(len(workers))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return sum(done)

@@ -60,9 +60,17 @@ class Workflow(Generic[S]):
     state_version: int = 1
     upgrades: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
     max_steps: int = 1000
+    max_running: int | None = None
+    """At most this many runs of the workflow (any version, any tenant) run at once."""
     nodes: dict[str, Node] = field(default_factory=dict)
     start: str | None = None
     _explicit_start: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_running is not None and self.max_running < 1:
+            raise InvalidInput(
+                f"workflow {self.name!r}: max_running must be at least 1 (or None for no limit)"
+            )
 
     def node(
         self,
@@ -160,3 +168,12 @@ class WorkflowRegistry:
     @property
     def keys(self) -> list[str]:
         return sorted(f"{name}@{version}" for name, version in self._workflows)
+
+    @property
+    def limits(self) -> dict[str, int]:
+        """``max_running`` by workflow name (the smallest, if versions differ)."""
+        limits: dict[str, int] = {}
+        for (name, _), workflow in self._workflows.items():
+            if workflow.max_running is not None:
+                limits[name] = min(limits.get(name, workflow.max_running), workflow.max_running)
+        return limits

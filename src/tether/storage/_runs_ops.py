@@ -11,7 +11,7 @@ from tether import canonical
 from tether.errors import LeaseLost, RunCancelled
 from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.rows import StepWrite
+from tether.storage.rows import RunFigures, RunnableRun, RunningCounts, StepWrite
 
 
 class RunOps(QueryTransaction):
@@ -37,6 +37,7 @@ class RunOps(QueryTransaction):
                 "created_at": self._ts_out(row["created_at"]),
                 "updated_at": self._ts_out(row["updated_at"]),
                 "cancel_requested": bool(row["cancel_requested"]),
+                "child_serial": bool(row["child_serial"]),
                 "visits": canonical.loads(row["visits"]),
             }
         )
@@ -144,17 +145,127 @@ class RunOps(QueryTransaction):
         return self._run(row) if row else None
 
     def find_runnable(
-        self, *, now: datetime, workflow_keys: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]:
+        self,
+        *,
+        now: datetime,
+        workflow_keys: Sequence[str],
+        limit: int,
+        workflow_limits: Mapping[str, int] | None = None,
+    ) -> list[RunnableRun]:
         rows = self._fetch(
             "find_runnable",
             {
                 "now": self._ts_in(now),
                 "workflow_keys": self._array_in(workflow_keys),
+                "workflow_limits": canonical.dumps(dict(workflow_limits or {})),
                 "limit": limit,
             },
         )
-        return [(row["tenant_id"], row["run_id"]) for row in rows]
+        return [
+            RunnableRun(
+                row["tenant_id"],
+                row["run_id"],
+                row["workflow"],
+                bool(row["tenant_limited"]),
+                row["parent_run_id"],
+                bool(row["child_serial"]),
+            )
+            for row in rows
+        ]
+
+    def lock_run_limits(self, tenant_id: str, workflow: str) -> None:
+        """Hold the concurrency-limit lock of the tenant and the workflow until commit."""
+        self._fetch("lock_run_limits", {"tenant_id": tenant_id, "workflow": workflow})
+
+    def running_counts(
+        self, tenant_id: str, run_id: str, workflow: str, *, now: datetime
+    ) -> RunningCounts:
+        row = self._one(
+            "running_counts",
+            tenant_id=tenant_id,
+            run_id=run_id,
+            workflow=workflow,
+            now=self._ts_in(now),
+        )
+        if row is None:
+            return RunningCounts(0, None, 0)
+        limit = row["tenant_limit"]
+        return RunningCounts(
+            int(row["tenant_running"]),
+            None if limit is None else int(limit),
+            int(row["workflow_running"]),
+        )
+
+    def lock_children(self, tenant_id: str, parent_run_id: str) -> None:
+        """Hold the lock of a parent's children until the transaction ends."""
+        self._fetch("lock_children", {"tenant_id": tenant_id, "parent_run_id": parent_run_id})
+
+    def running_siblings(
+        self, tenant_id: str, parent_run_id: str, run_id: str, *, now: datetime
+    ) -> int:
+        row = self._one(
+            "running_siblings",
+            tenant_id=tenant_id,
+            parent_run_id=parent_run_id,
+            run_id=run_id,
+            now=self._ts_in(now),
+        )
+        return 0 if row is None else int(row["running"])
+
+    def list_children(self, tenant_id: str, parent_run_id: str) -> list[Run]:
+        rows = self._fetch(
+            "list_children", {"tenant_id": tenant_id, "parent_run_id": parent_run_id}
+        )
+        return [self._run(row) for row in rows]
+
+    def find_child_waits_to_settle(self, *, limit: int) -> list[tuple[str, str]]:
+        rows = self._fetch("find_child_waits_to_settle", {"limit": limit})
+        return [(row["tenant_id"], row["wait_id"]) for row in rows]
+
+    def get_run_limit(self, tenant_id: str) -> int | None:
+        row = self._one("get_run_limit", tenant_id=tenant_id)
+        return None if row is None else int(row["max_running"])
+
+    def set_run_limit(
+        self, tenant_id: str, max_running: int | None, *, now: datetime, by: str
+    ) -> None:
+        """Limit the tenant's running runs to ``max_running``; ``None`` lifts the limit."""
+        if max_running is None:
+            self._fetch("delete_run_limit", {"tenant_id": tenant_id})
+            return
+        self._fetch(
+            "set_run_limit",
+            {
+                "tenant_id": tenant_id,
+                "max_running": max_running,
+                "updated_at": self._ts_in(now),
+                "updated_by": by,
+            },
+        )
+
+    def next_due(self) -> datetime | None:
+        """When the next scheduled run, wait expiry or lease expiry falls due, if any."""
+        row = self._one("next_due")
+        return None if row is None else self._opt_ts_out(row["due"])
+
+    def run_figures(self, *, now: datetime, expiring_by: datetime) -> RunFigures:
+        """The figures of every tenant's runs (a system transaction sees them all)."""
+        (oldest,) = self._fetch("oldest_runs", {})
+        (approvals,) = self._fetch("approval_counts", {"soon": self._ts_in(expiring_by)})
+        (depth,) = self._fetch("queue_depth", {"now": self._ts_in(now)})
+        return RunFigures(
+            runs_by_status={
+                row["status"]: int(row["runs"]) for row in self._fetch("count_runs_by_status", {})
+            },
+            running_since=self._opt_ts_out(oldest["running_since"]),
+            waiting_since=self._opt_ts_out(oldest["waiting_since"]),
+            queue_depth=int(depth["runs"]),
+            approvals_pending=int(approvals["pending"]),
+            approvals_expiring=int(approvals["expiring"]),
+            failures_by_node={
+                row["node"]: int(row["runs"]) for row in self._fetch("failures_by_node", {})
+            },
+        )
 
     def _checkpoint_params(self, checkpoint: Checkpoint) -> dict[str, Any]:
         params = dict(checkpoint.__dict__)
@@ -329,6 +440,10 @@ class RunOps(QueryTransaction):
         for wait in write.resolved:
             self._fetch("resolve_wait", self._resolution_params(wait))
         self.insert_events(write.events)
+        for child, checkpoint, event in write.children:
+            self.insert_run(child)
+            self.insert_checkpoint(checkpoint)
+            self.insert_events([event])
         return saved
 
     def list_events(

@@ -58,6 +58,20 @@ class Transaction(
     together. Functions taking one end in ``_txn``."""
 
 
+class Wakeups(Protocol):
+    """What an idle worker sleeps on: it returns early when work may have become runnable.
+
+    A wake-up is a hint, never a promise (the worker still looks for work, and sleeps no
+    longer than its poll interval without one), so a lost notification costs only latency.
+    """
+
+    def wait(self, timeout_s: float) -> bool:
+        """Sleep up to ``timeout_s``; ``True`` if woken (something may be runnable)."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Storage(Protocol):
     """A database Tether can persist to. Implementations: SQLite and PostgreSQL."""
 
@@ -107,6 +121,16 @@ class Storage(Protocol):
             LeaseLost: the run moved on under another writer; nothing was written.
             RunCancelled: cancellation was requested and ``write.cancellable``; nothing
                 was written.
+        """
+        ...
+
+    def wakeups(self) -> Wakeups:
+        """A new wake-up source for one idle worker (close it when the worker stops).
+
+        PostgreSQL: ``LISTEN tether_runs``, notified by a trigger when a run becomes
+        queued or scheduled or leaves ``running``. SQLite, which has no notifications
+        between processes: ``PRAGMA data_version`` checked every few milliseconds, which
+        changes when any other connection commits to the file.
         """
         ...
 

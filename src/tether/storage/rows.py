@@ -121,6 +121,42 @@ class WorkingRow:
 
 
 @dataclass(frozen=True)
+class RunnableRun:
+    """A run a worker may claim, and whether its tenant has a concurrency limit."""
+
+    tenant_id: str
+    run_id: str
+    workflow: str
+    tenant_limited: bool
+    parent_run_id: str | None = None
+    child_serial: bool = False
+
+
+@dataclass(frozen=True)
+class RunningCounts:
+    """Runs holding a live lease, in a tenant and in a workflow, besides a candidate."""
+
+    tenant_running: int
+    tenant_limit: int | None
+    workflow_running: int
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """Database-wide figures of the run engine, every tenant together, at one moment."""
+
+    runs_by_status: dict[str, int]
+    running_since: datetime | None
+    """When the oldest running run was created."""
+    waiting_since: datetime | None
+    """When the run waiting longest parked (its last update)."""
+    queue_depth: int
+    approvals_pending: int
+    approvals_expiring: int
+    failures_by_node: dict[str, int]
+
+
+@dataclass(frozen=True)
 class StepWrite:
     """Everything one durable step writes, in one transaction guarded by the run's version
     and lease. See :meth:`tether.storage.base.Storage.write_step`."""
@@ -135,6 +171,8 @@ class StepWrite:
     resolved: Sequence[Wait] = ()
     """Open waits to close, carrying their new status, resolver and resolution."""
     events: Sequence[RunEvent] = ()
+    children: Sequence[tuple[Run, Checkpoint, RunEvent]] = ()
+    """Child runs to create, queued, each with its first checkpoint and event."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,10 @@ from tether.storage.rows import (
     PrincipalRow,
     ProcedureVersionRow,
     RetentionCandidate,
+    RunFigures,
     RunHoldRow,
+    RunnableRun,
+    RunningCounts,
     RunRowCounts,
     TenantRow,
     TextMatch,
@@ -111,9 +114,47 @@ class RunStore(Protocol):
         ...
 
     def find_runnable(
-        self, *, now: datetime, workflow_keys: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]:
-        """Runnable runs, those whose lease ran out first, then oldest first."""
+        self,
+        *,
+        now: datetime,
+        workflow_keys: Sequence[str],
+        limit: int,
+        workflow_limits: Mapping[str, int] | None = None,
+    ) -> list[RunnableRun]:
+        """Runnable runs, those whose lease ran out first, then by priority (highest
+        first), then oldest first; none whose tenant (``run_limits``) or workflow
+        (``workflow_limits``: name → most running runs) is at its limit."""
+        ...
+
+    def lock_run_limits(self, tenant_id: str, workflow: str) -> None:
+        """Take the tenant's and the workflow's limit lock, held until the transaction ends
+        (a no-op where writers are serialised anyway)."""
+        ...
+
+    def running_counts(
+        self, tenant_id: str, run_id: str, workflow: str, *, now: datetime
+    ) -> RunningCounts: ...
+    def lock_children(self, tenant_id: str, parent_run_id: str) -> None:
+        """Take the lock of a parent's children, held until the transaction ends (a no-op
+        where writers are serialised anyway)."""
+        ...
+
+    def running_siblings(
+        self, tenant_id: str, parent_run_id: str, run_id: str, *, now: datetime
+    ) -> int: ...
+    def list_children(self, tenant_id: str, parent_run_id: str) -> list[Run]: ...
+    def find_child_waits_to_settle(self, *, limit: int) -> list[tuple[str, str]]:
+        """Open waits on child runs of which at least one has finished, in every tenant."""
+        ...
+
+    def get_run_limit(self, tenant_id: str) -> int | None: ...
+    def set_run_limit(
+        self, tenant_id: str, max_running: int | None, *, now: datetime, by: str
+    ) -> None: ...
+    def next_due(self) -> datetime | None: ...
+    def run_figures(self, *, now: datetime, expiring_by: datetime) -> RunFigures:
+        """Runs by status, the oldest running and waiting, the queue's depth, approvals
+        open and expiring by ``expiring_by``, failed runs by the node they failed in."""
         ...
 
     def insert_checkpoint(self, checkpoint: Checkpoint) -> None: ...

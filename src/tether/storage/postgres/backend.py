@@ -171,6 +171,12 @@ class PostgresTransaction(
         parts += [
             cursor.mogrify(queries["insert_event"], self._event_params(e)) for e in write.events
         ]
+        for child, checkpoint, event in write.children:
+            parts += [
+                cursor.mogrify(queries["insert_run"], self._run_params(child)),
+                cursor.mogrify(queries["insert_checkpoint"], self._checkpoint_params(checkpoint)),
+                cursor.mogrify(queries["insert_event"], self._event_params(event)),
+            ]
         return ";\n".join(parts)
 
     def _text_query(
@@ -196,6 +202,46 @@ class PostgresTransaction(
         return to_utc(value)
 
 
+class PostgresWakeups:
+    """Wakes an idle worker on ``NOTIFY tether_runs`` (sent at commit by runs 0004's
+    triggers), on a connection of its own outside the pool.
+
+    A lost connection is opened again on the next wait, which then returns at once: what
+    was notified meanwhile is lost, so the worker looks for work.
+    """
+
+    def __init__(self, conninfo: str, listen: str, connect_timeout: int) -> None:
+        self._conninfo = conninfo
+        self._listen = listen
+        self._timeout = connect_timeout
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def wait(self, timeout_s: float) -> bool:
+        started = time.monotonic()
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(
+                    self._conninfo, autocommit=True, connect_timeout=self._timeout
+                )
+                self._conn.execute(self._listen)
+                return True
+            if not list(self._conn.notifies(timeout=timeout_s, stop_after=1)):
+                return False
+            # One look for work answers every notification already here.
+            list(self._conn.notifies(timeout=0))
+            return True
+        except psycopg.Error:
+            log.debug("the wake-up connection failed; polling instead", exc_info=True)
+            self.close()
+            time.sleep(max(0.0, timeout_s - (time.monotonic() - started)))
+            return True
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None and not conn.closed:
+            conn.close()
+
+
 class PostgresStorage:
     """A Tether database on a PostgreSQL server."""
 
@@ -210,6 +256,7 @@ class PostgresStorage:
             self.use_keys(keyring)
         self.display_url = database.display
         self._secrets = url_secrets(database.raw)
+        self._conninfo = database.raw
         self._queries = load_queries(_PACKAGE, "pyformat")
         self._migrations = load_migrations(_PACKAGE)
         self._bootstrap = resources.files(_PACKAGE).joinpath("bootstrap.sql").read_text("utf-8")
@@ -373,6 +420,13 @@ class PostgresStorage:
             self._fail(exc)
         except PoolTimeout as exc:
             self._fail(exc)
+
+    def wakeups(self) -> PostgresWakeups:
+        return PostgresWakeups(
+            self._conninfo,
+            self._queries["listen_runs"],
+            max(2, math.ceil(self._settings.pg_connect_timeout_s)),
+        )
 
     def _applied_versions(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, int]:
         exists = conn.execute("SELECT to_regclass('tether_schema_versions') AS t").fetchone()

@@ -178,11 +178,17 @@ CREATE TABLE runs (
     updated_by       text NOT NULL,
     lease_epoch      bigint NOT NULL DEFAULT 0,
     storage_faults   integer NOT NULL DEFAULT 0,
+    priority         integer NOT NULL DEFAULT 0,
+    parent_run_id    text,
+    parent_wait_id   text,
+    child_serial     boolean NOT NULL DEFAULT false,
     PRIMARY KEY (tenant_id, run_id)
 );
 
 CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
 CREATE INDEX runs_runnable ON runs (status, resume_at);
+CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
 
 CREATE TABLE run_checkpoints (
     tenant_id     text NOT NULL,
@@ -315,6 +321,39 @@ CREATE POLICY tenant_isolation ON run_events TO tether_app
     USING (tenant_id = (SELECT tether_tenant()))
     WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON run_events TO tether_system USING (true) WITH CHECK (true);
+
+CREATE TABLE run_limits (
+    tenant_id   text NOT NULL REFERENCES tenants (tenant_id),
+    max_running integer NOT NULL,
+    updated_at  timestamptz NOT NULL,
+    updated_by  text NOT NULL,
+    PRIMARY KEY (tenant_id)
+);
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON run_limits TO tether_app, tether_system;
+
+ALTER TABLE run_limits ENABLE ROW LEVEL SECURITY;
+ALTER TABLE run_limits FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON run_limits TO tether_app
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
+CREATE POLICY system_access ON run_limits TO tether_system USING (true) WITH CHECK (true);
+
+CREATE FUNCTION tether_runs_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('tether_runs', '');
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER runs_wake_on_insert AFTER INSERT ON runs
+    FOR EACH ROW WHEN (NEW.status IN ('queued', 'scheduled'))
+    EXECUTE FUNCTION tether_runs_notify();
+
+CREATE TRIGGER runs_wake_on_update AFTER UPDATE OF status, resume_at ON runs
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status
+                       AND (NEW.status IN ('queued', 'scheduled') OR OLD.status = 'running'))
+    EXECUTE FUNCTION tether_runs_notify();
 
 -- memory
 CREATE TABLE memories (
@@ -907,6 +946,7 @@ VALUES ('core', 1, 'initial', now()),
        ('runs', 1, 'initial', now()),
        ('runs', 2, 'leases', now()),
        ('runs', 3, 'signed_tenant', now()),
+       ('runs', 4, 'workers', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),

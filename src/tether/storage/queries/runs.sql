@@ -6,13 +6,15 @@ INSERT INTO runs (tenant_id, run_id, workflow, workflow_version, status, current
                   state_version, checkpoint_seq, full_seq, delta_bytes, full_bytes, event_seq, version,
                   lease_owner, lease_expires_at, attempt, steps, max_steps, deadline,
                   resume_at, wait_id, cancel_requested, error, visits, created_at,
-                  created_by, updated_at, updated_by, lease_epoch, storage_faults)
+                  created_by, updated_at, updated_by, lease_epoch, storage_faults, priority,
+                  parent_run_id, parent_wait_id, child_serial)
 VALUES (:tenant_id, :run_id, :workflow, :workflow_version, :status, :current_node,
         :state_version, :checkpoint_seq, :full_seq, :delta_bytes, :full_bytes,
         :event_seq, :version,
         :lease_owner, :lease_expires_at, :attempt, :steps, :max_steps, :deadline,
         :resume_at, :wait_id, :cancel_requested, :error, :visits, :created_at,
-        :created_by, :updated_at, :updated_by, :lease_epoch, :storage_faults);
+        :created_by, :updated_at, :updated_by, :lease_epoch, :storage_faults, :priority,
+        :parent_run_id, :parent_wait_id, :child_serial);
 
 -- name: get_run
 SELECT * FROM runs WHERE tenant_id = :tenant_id AND run_id = :run_id;
@@ -108,4 +110,88 @@ VALUES (:tenant_id, :run_id, :seq, :at, :type, :node, :duration_ms, :data);
 SELECT * FROM run_events
 WHERE tenant_id = :tenant_id AND run_id = :run_id AND seq > :after_seq
 ORDER BY seq
+LIMIT :limit;
+
+-- name: running_counts
+-- What a claim under a limit counts, after taking the limit's lock: the runs of the tenant
+-- and of the workflow (any tenant) that hold a live lease, other than the candidate.
+SELECT
+    (SELECT count(*) FROM runs
+     WHERE status = 'running' AND tenant_id = :tenant_id AND lease_expires_at >= :now
+       AND run_id <> :run_id) AS tenant_running,
+    (SELECT max_running FROM run_limits WHERE tenant_id = :tenant_id) AS tenant_limit,
+    (SELECT count(*) FROM runs
+     WHERE status = 'running' AND workflow = :workflow AND lease_expires_at >= :now
+       AND NOT (tenant_id = :tenant_id AND run_id = :run_id)) AS workflow_running;
+
+-- name: get_run_limit
+SELECT max_running FROM run_limits WHERE tenant_id = :tenant_id;
+
+-- name: set_run_limit
+INSERT INTO run_limits (tenant_id, max_running, updated_at, updated_by)
+VALUES (:tenant_id, :max_running, :updated_at, :updated_by)
+ON CONFLICT (tenant_id) DO UPDATE
+SET max_running = excluded.max_running, updated_at = excluded.updated_at,
+    updated_by = excluded.updated_by;
+
+-- name: delete_run_limit
+DELETE FROM run_limits WHERE tenant_id = :tenant_id;
+
+-- name: next_due
+-- The earliest moment something becomes due without anyone acting: a scheduled run's
+-- resume time, an open wait's expiry, or a running run's lease running out.
+SELECT min(due) AS due FROM (
+    SELECT min(resume_at) AS due FROM runs WHERE status = 'scheduled'
+    UNION ALL
+    SELECT min(expires_at) AS due FROM run_waits WHERE status = 'open'
+    UNION ALL
+    SELECT min(lease_expires_at) AS due FROM runs WHERE status = 'running'
+) AS dues;
+
+-- name: count_runs_by_status
+SELECT status, count(*) AS runs FROM runs GROUP BY status;
+
+-- name: oldest_runs
+-- The oldest running run (by creation) and the run waiting longest (since it parked).
+SELECT
+    (SELECT min(created_at) FROM runs WHERE status = 'running') AS running_since,
+    (SELECT min(updated_at) FROM runs
+     WHERE status IN ('waiting_for_user', 'waiting_for_approval', 'paused', 'scheduled',
+                      'waiting_for_children'))
+        AS waiting_since;
+
+-- name: queue_depth
+-- Runs a worker could claim now (limits aside): queued, due, or with a lease run out.
+SELECT count(*) AS runs FROM runs
+WHERE status = 'queued'
+   OR (status = 'scheduled' AND resume_at <= :now)
+   OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now));
+
+-- name: approval_counts
+SELECT count(*) AS pending,
+       count(CASE WHEN expires_at <= :soon THEN 1 END) AS expiring
+FROM run_waits WHERE status = 'open' AND kind = 'approval';
+
+-- name: failures_by_node
+SELECT current_node AS node, count(*) AS runs FROM runs
+WHERE status = 'failed'
+GROUP BY current_node;
+
+-- name: list_children
+SELECT * FROM runs
+WHERE tenant_id = :tenant_id AND parent_run_id = :parent_run_id
+ORDER BY created_at, run_id;
+
+-- name: running_siblings
+-- Siblings of a serial child holding a live lease, counted after taking the parent's lock.
+SELECT count(*) AS running FROM runs
+WHERE tenant_id = :tenant_id AND parent_run_id = :parent_run_id AND run_id <> :run_id
+  AND status = 'running' AND lease_expires_at >= :now;
+
+-- name: find_child_waits_to_settle
+-- Open waits on children of which at least one has finished: the caller checks whether
+-- enough have (all, any, or a count).
+SELECT DISTINCT c.tenant_id, c.parent_wait_id AS wait_id
+FROM runs c JOIN run_waits w ON w.tenant_id = c.tenant_id AND w.wait_id = c.parent_wait_id
+WHERE w.status = 'open' AND c.status IN ('completed', 'failed', 'cancelled')
 LIMIT :limit;

@@ -94,11 +94,25 @@ CREATE TABLE runs (
     updated_by       TEXT NOT NULL,
     lease_epoch      INTEGER NOT NULL DEFAULT 0,
     storage_faults   INTEGER NOT NULL DEFAULT 0,
+    priority         INTEGER NOT NULL DEFAULT 0,
+    parent_run_id    TEXT,
+    parent_wait_id   TEXT,
+    child_serial     INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, run_id)
 ) WITHOUT ROWID;
 
 CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
 CREATE INDEX runs_runnable ON runs (status, resume_at);
+CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
+
+CREATE TABLE run_limits (
+    tenant_id   TEXT NOT NULL REFERENCES tenants (tenant_id),
+    max_running INTEGER NOT NULL,
+    updated_at  TEXT NOT NULL,
+    updated_by  TEXT NOT NULL,
+    PRIMARY KEY (tenant_id)
+) WITHOUT ROWID;
 
 CREATE TABLE run_checkpoints (
     tenant_id     TEXT NOT NULL,
@@ -526,6 +540,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 2, 'signed_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('runs', 3, 'workers', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

@@ -66,15 +66,41 @@ RETURNING *;
 
 -- name: find_runnable
 -- Recovery first: a run whose lease ran out (its worker died or stalled) goes before
--- queued and scheduled work, however long the backlog.
-SELECT tenant_id, run_id FROM runs
+-- queued and scheduled work, however long the backlog; then the highest priority, then the
+-- oldest. A run whose tenant or workflow is at its concurrency limit waits.
+SELECT tenant_id, run_id, workflow, parent_run_id, child_serial,
+       EXISTS (SELECT 1 FROM run_limits l WHERE l.tenant_id = runs.tenant_id) AS tenant_limited
+FROM runs
 WHERE (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < %(now)s))
        OR (status = 'scheduled' AND resume_at <= %(now)s))
   AND workflow || '@' || workflow_version = ANY(%(workflow_keys)s::text[])
-ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, updated_at
+  AND NOT EXISTS (
+      SELECT 1 FROM run_limits l
+      WHERE l.tenant_id = runs.tenant_id
+        AND l.max_running <= (SELECT count(*) FROM runs b
+                              WHERE b.status = 'running' AND b.tenant_id = runs.tenant_id
+                                AND b.lease_expires_at >= %(now)s))
+  AND NOT EXISTS (
+      SELECT 1 FROM jsonb_each_text(%(workflow_limits)s::jsonb) w
+      WHERE w.key = runs.workflow
+        AND w.value::integer <= (SELECT count(*) FROM runs b
+                                 WHERE b.status = 'running' AND b.workflow = runs.workflow
+                                   AND b.lease_expires_at >= %(now)s))
+  AND NOT (child_serial = true AND EXISTS (
+      SELECT 1 FROM runs s
+      WHERE s.tenant_id = runs.tenant_id AND s.parent_run_id = runs.parent_run_id
+        AND s.run_id <> runs.run_id AND s.status = 'running'
+        AND s.lease_expires_at >= %(now)s))
+ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, priority DESC, updated_at
 LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED;
+FOR UPDATE OF runs SKIP LOCKED;
+
+-- name: lock_run_limits
+-- Claims under a limit take the limit's lock (tenant first, then workflow, always in that
+-- order) and count again: two workers cannot both fill the last slot.
+SELECT pg_advisory_xact_lock(hashtext('tether.limit.tenant.' || %(tenant_id)s)),
+       pg_advisory_xact_lock(hashtext('tether.limit.workflow.' || %(workflow)s));
 
 -- name: list_waits
 SELECT * FROM run_waits
@@ -84,3 +110,12 @@ WHERE tenant_id = %(tenant_id)s
   AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s::text)
 ORDER BY created_at, wait_id
 LIMIT %(limit)s;
+
+-- name: lock_children
+-- A serial child's claim takes its parent's lock and counts its running siblings again.
+SELECT pg_advisory_xact_lock(hashtext('tether.children.' || %(tenant_id)s || '.'
+                                      || %(parent_run_id)s));
+
+-- name: listen_runs
+-- Idle workers listen here; runs 0004's triggers notify when a run may be claimable.
+LISTEN tether_runs;

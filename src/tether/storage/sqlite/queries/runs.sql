@@ -43,14 +43,38 @@ RETURNING *;
 
 -- name: find_runnable
 -- Recovery first: a run whose lease ran out (its worker died or stalled) goes before
--- queued and scheduled work, however long the backlog.
-SELECT tenant_id, run_id FROM runs
+-- queued and scheduled work, however long the backlog; then the highest priority, then the
+-- oldest. A run whose tenant or workflow is at its concurrency limit waits.
+SELECT tenant_id, run_id, workflow, parent_run_id, child_serial,
+       EXISTS (SELECT 1 FROM run_limits l WHERE l.tenant_id = runs.tenant_id) AS tenant_limited
+FROM runs
 WHERE (status = 'queued'
        OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now))
        OR (status = 'scheduled' AND resume_at <= :now))
   AND workflow || '@' || workflow_version IN (SELECT value FROM json_each(:workflow_keys))
-ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, updated_at
+  AND NOT EXISTS (
+      SELECT 1 FROM run_limits l
+      WHERE l.tenant_id = runs.tenant_id
+        AND l.max_running <= (SELECT count(*) FROM runs b
+                              WHERE b.status = 'running' AND b.tenant_id = runs.tenant_id
+                                AND b.lease_expires_at >= :now))
+  AND NOT EXISTS (
+      SELECT 1 FROM json_each(:workflow_limits) w
+      WHERE w.key = runs.workflow
+        AND w.value <= (SELECT count(*) FROM runs b
+                        WHERE b.status = 'running' AND b.workflow = runs.workflow
+                          AND b.lease_expires_at >= :now))
+  AND NOT (child_serial = 1 AND EXISTS (
+      SELECT 1 FROM runs s
+      WHERE s.tenant_id = runs.tenant_id AND s.parent_run_id = runs.parent_run_id
+        AND s.run_id <> runs.run_id AND s.status = 'running'
+        AND s.lease_expires_at >= :now))
+ORDER BY CASE WHEN status = 'running' THEN 0 ELSE 1 END, priority DESC, updated_at
 LIMIT :limit;
+
+-- name: lock_run_limits
+-- SQLite serialises writers (BEGIN IMMEDIATE): the claim's count is already exclusive.
+SELECT 1 AS locked;
 
 -- name: list_waits
 SELECT * FROM run_waits
@@ -60,3 +84,11 @@ WHERE tenant_id = :tenant_id
   AND (:run_id IS NULL OR run_id = :run_id)
 ORDER BY created_at, wait_id
 LIMIT :limit;
+
+-- name: lock_children
+-- SQLite serialises writers (BEGIN IMMEDIATE): the claim's count is already exclusive.
+SELECT 1 AS locked;
+
+-- name: data_version
+-- Changes whenever another connection commits to the file: what idle workers watch.
+PRAGMA data_version;
