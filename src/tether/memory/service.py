@@ -226,6 +226,9 @@ class Memory:
         return self._adjust(principal, memory_id, +0.1, "memory.confirmed")
 
     def contradict(self, principal: Principal, memory_id: str) -> MemoryRecord:
+        """Lower a memory's confidence by 0.2 and mark it contradicted: once below the
+        tenant's ``confidence_threshold``, recall leaves it out (counted in
+        ``filtered_out``) until it is confirmed back above it."""
         return self._adjust(principal, memory_id, -0.2, "memory.contradicted")
 
     def _adjust(
@@ -234,10 +237,12 @@ class Memory:
         principal.require(Role.AGENT, Role.OPERATOR, Role.APPROVER)
         with self._storage.transaction(principal.tenant_id) as txn:
             record = self._get_txn(txn, principal, memory_id)
+            now = self._clock.now()
             updated = record.model_copy(
                 update={
                     "confidence": round(min(1.0, max(0.0, record.confidence + delta)), 4),
-                    "updated_at": self._clock.now(),
+                    "updated_at": now,
+                    "contradicted_at": now if delta < 0 else record.contradicted_at,
                 }
             )
             txn.update_memory(updated)
@@ -448,9 +453,11 @@ class Memory:
         as_of: datetime | None = None,
         mode: str = "hybrid",
         lexical_weight: float = 0.5,
+        include_unrelated: bool = False,
     ) -> RecallResult:
         """Hybrid recall within the named scopes, every hit explained (see
-        :meth:`tether.memory.recall.Recall.recall`)."""
+        :meth:`tether.memory.recall.Recall.recall`); hits unrelated to the query are left
+        out unless ``include_unrelated``."""
         return self._recall.recall(
             principal,
             query,
@@ -462,6 +469,7 @@ class Memory:
             as_of=as_of,
             mode=mode,
             lexical_weight=lexical_weight,
+            include_unrelated=include_unrelated,
             embedder=self.embedder,
         )
 

@@ -72,6 +72,7 @@ _TIMES = (
     "superseded_at",
     "last_access",
     "purge_after",
+    "contradicted_at",
 )
 
 
@@ -83,8 +84,9 @@ class MemoryOps(QueryTransaction):
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None: ...
 
     @abstractmethod
-    def _index_text(self, text: str, scope_token: str) -> int | None:
-        """Add ``text`` to a separate full-text index if the backend keeps one; its id."""
+    def _index_text(self, text: str, context: str, scope_token: str) -> int | None:
+        """Add ``text`` and its ``context`` to a separate full-text index if the backend
+        keeps one; its id."""
 
     @abstractmethod
     def _unindex_text(self, row: Row) -> None:
@@ -119,6 +121,8 @@ class MemoryOps(QueryTransaction):
             valid_from=self._ts_out(row["valid_from"]),
             valid_to=None if valid_to is None else self._ts_out(valid_to),
             expires_at=None if expires_at is None else self._ts_out(expires_at),
+            episode=row["episode"],
+            contradicted=row["contradicted_at"] is not None,
         )
 
     def _memory_params(self, record: MemoryRecord) -> dict[str, Any]:
@@ -132,10 +136,15 @@ class MemoryOps(QueryTransaction):
         params["tags"] = canonical.dumps(record.tags)
         return params
 
-    def insert_memory(self, record: MemoryRecord) -> None:
+    def insert_memory(self, record: MemoryRecord, context: str | None = None) -> None:
+        """Write a record, indexed for full-text search with ``context`` (index text
+        that is never returned as the memory's text)."""
         params = self._memory_params(record)
+        params["index_context"] = context
         params["fts_rowid"] = self._index_text(
-            record.text, scope_token(record.tenant_id, f"{record.scope.value}:{record.scope_id}")
+            record.text,
+            context or "",
+            scope_token(record.tenant_id, f"{record.scope.value}:{record.scope_id}"),
         )
         self._fetch("insert_memory", params)
         for subject in record.subjects:
