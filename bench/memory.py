@@ -41,7 +41,7 @@ KS = (1, 5, 10, 20)
 LEXICAL_WEIGHT = float(os.environ.get("TETHER_BENCH_LEXICAL_WEIGHT", "0.5"))
 _DIA = re.compile(r"D\d+:\d+")
 LATENCY_MODES = ("lexical", "vector", "hybrid")
-NEIGHBOURS = int(os.environ.get("TETHER_BENCH_NEIGHBOURS", "1"))
+NEIGHBOURS = int(os.environ.get("TETHER_BENCH_NEIGHBOURS", "2"))
 """Turns of the same session each side of a turn that make up its context."""
 
 
