@@ -133,7 +133,7 @@ def test_episode_evidence_lifts_a_memory_whose_session_is_about_the_query(
     # Written first, so it would win a tie (ties go by memory id).
     world.propose("Yes, we booked the trip", episode="s-1")
     world.propose("Well, we booked the trip", episode="s-2")
-    world.propose("The trip is to Lisbon", episode="s-2")
+    world.propose("The trip, the trip to Lisbon", episode="s-2")
     world.propose("A long note on travel: the trip insurance papers came by post", episode="s-3")
 
     result = world.app.memory.recall(world.who(), "booked trip", SCOPE)
