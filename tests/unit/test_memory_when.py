@@ -46,3 +46,8 @@ def test_a_query_names_a_span_of_event_time(query: str, start: datetime, end: da
 )
 def test_a_query_without_a_date_names_no_span(query: str) -> None:
     assert query_window(query, NOW) is None
+
+
+@pytest.mark.parametrize("query", ["99999999999999 days ago", "in December 9999", "0 May 2023"])
+def test_an_impossible_span_names_none(query: str) -> None:
+    assert query_window(query, NOW) is None

@@ -96,7 +96,7 @@ def query_window(query: str, moment: datetime) -> TimeWindow | None:
     text = query.casefold()
     try:
         return _absolute(text) or _relative(text, moment)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
