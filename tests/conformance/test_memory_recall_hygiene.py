@@ -155,3 +155,12 @@ def test_a_date_in_the_query_ranks_memories_of_that_time_first(world: World) -> 
     assert result.hits[0].record.text == "Went hiking with the kids"
     assert result.hits[0].why["time"] == "event time within 'may 2023'"
     assert "time" not in result.hits[1].why
+
+
+def test_a_correction_keeps_the_episode_of_the_memory_it_corrects(world: World) -> None:
+    memory_id = world.propose("We booked the trip to Porto", episode="s-7")
+
+    decision = world.app.memory.correct(world.who("sam"), memory_id, "We booked the trip to Lisbon")
+
+    assert decision.memory_id is not None
+    assert world.app.memory.get(world.who(), decision.memory_id).episode == "s-7"

@@ -219,6 +219,7 @@ class Memory:
             fact_key=fact_key,
             sensitivity=original.sensitivity,
             tags=original.tags,
+            episode=original.episode,
         )
         return self.propose(principal, proposal)
 
