@@ -30,6 +30,8 @@ from tether.storage.rows import (
 )
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
+_KINDS = {kind.value: kind for kind in MemoryKind}
+_STATUSES = {status.value: status for status in MemoryStatus}
 
 
 _CONSONANTS = "bcdfghjklmnpqrstvwxz"
@@ -109,13 +111,15 @@ class MemoryOps(QueryTransaction):
         return MemoryRecord.model_construct(**values)
 
     def _candidate(self, row: Row) -> MemoryCandidate:
-        valid_to, expires_at = row["valid_to"], row["expires_at"]
+        """Recall builds one per candidate (up to 120 a recall): enum members are looked
+        up by value in a dict and an empty tag list is not parsed."""
+        valid_to, expires_at, tags = row["valid_to"], row["expires_at"], row["tags"]
         return MemoryCandidate(
             tenant_id=row["tenant_id"],
             memory_id=row["memory_id"],
-            kind=MemoryKind(row["kind"]),
-            status=MemoryStatus(row["status"]),
-            tags=canonical.loads(row["tags"]),
+            kind=_KINDS[row["kind"]],
+            status=_STATUSES[row["status"]],
+            tags=[] if tags == "[]" else canonical.loads(tags),
             confidence=float(row["confidence"]),
             access_count=int(row["access_count"]),
             valid_from=self._ts_out(row["valid_from"]),
