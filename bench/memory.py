@@ -41,6 +41,8 @@ KS = (1, 5, 10, 20)
 LEXICAL_WEIGHT = float(os.environ.get("TETHER_BENCH_LEXICAL_WEIGHT", "0.5"))
 _DIA = re.compile(r"D\d+:\d+")
 LATENCY_MODES = ("lexical", "vector", "hybrid")
+NEIGHBOURS = int(os.environ.get("TETHER_BENCH_NEIGHBOURS", "2"))
+"""Turns of the same session each side of a turn that make up its context."""
 
 
 def parse_date(text: str) -> datetime:
@@ -52,14 +54,23 @@ def parse_date(text: str) -> datetime:
     return datetime(2023, 1, 1, tzinfo=UTC)
 
 
-def load_conversations() -> list[dict[str, Any]]:
+HELD_OUT = ("conv-44", "conv-47")
+"""Conversations never looked at while recall was tuned: reported apart from the other
+five (the dev split), so the figures say how the method does on unseen conversations."""
+
+
+def load_conversations(split: str) -> list[dict[str, Any]]:
+    """The conversations of ``split``: ``dev`` (tuned on), ``held-out`` or ``all``."""
     if not DATA.exists():
         raise SystemExit(f"LoCoMo data not found at {DATA}")
-    return [json.loads(p.read_text()) | {"_id": p.stem} for p in sorted(DATA.glob("conv-*.json"))]
+    convs = [json.loads(p.read_text()) | {"_id": p.stem} for p in sorted(DATA.glob("conv-*.json"))]
+    if split == "all":
+        return convs
+    return [c for c in convs if (c["_id"] in HELD_OUT) == (split == "held-out")]
 
 
-def turns_of(conv: dict[str, Any]) -> list[tuple[str, str, datetime, str]]:
-    """(dia_id, speaker, session date, text) for every turn."""
+def turns_of(conv: dict[str, Any]) -> list[tuple[str, str, datetime, str, str]]:
+    """(dia_id, speaker, session date, text, session) for every turn, in order."""
     body = conv.get("conversation", conv)
     out = []
     for key in sorted(body, key=lambda k: (len(k), k)):
@@ -68,8 +79,41 @@ def turns_of(conv: dict[str, Any]) -> list[tuple[str, str, datetime, str]]:
         when_text = body.get(f"{key}_date_time", "")
         when = parse_date(when_text)
         for turn in body[key]:
-            out.append((turn["dia_id"], turn["speaker"], when, turn["text"]))
+            out.append((turn["dia_id"], turn["speaker"], when, turn["text"], key))
     return out
+
+
+def proposals_of(
+    conv: dict[str, Any], turns: list[tuple[str, str, datetime, str, str]], date_prefix: bool
+) -> list[MemoryProposal]:
+    """One memory per turn, as an application that stores a conversation would write it:
+    the turn's text, its session as its episode, the session's date as its event time, and
+    the neighbouring turns of the same session (:data:`NEIGHBOURS` each side) as its
+    context, indexed with it and never returned as its text."""
+    proposals = []
+    for index, (_dia, speaker, when, text, session) in enumerate(turns):
+        shown = f"{speaker}: {text}"
+        if date_prefix:
+            shown = f"({when.strftime('%d %B %Y')}) {shown}"
+        around = [
+            f"{other[1]}: {other[3]}"
+            for other in turns[max(0, index - NEIGHBOURS) : index + NEIGHBOURS + 1]
+            if other[4] == session and other is not turns[index]
+        ]
+        proposals.append(
+            MemoryProposal(
+                text=shown[:8000],
+                kind=MemoryKind.EVENT,
+                scope=Scope.CONVERSATION,
+                scope_id=conv["_id"],
+                source_type=SourceType.HUMAN,
+                confidence=0.9,
+                valid_from=when,
+                context="\n".join(around)[:16000] or None,
+                episode=session,
+            )
+        )
+    return proposals
 
 
 def questions_of(
@@ -137,35 +181,23 @@ def drop_database(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dict[str, Any]:
+def locomo(
+    backend: str, embedder: Any, date_prefix: bool, workdir: Path, split: str, limit: int
+) -> dict[str, Any]:
+    """Recall as a user calls it, ``recall(question, limit=limit)`` (hybrid, the default),
+    on a freshly ingested database: recall feeds the ranking's use counts, so each limit
+    gets its own."""
     app, dropper = make_app(backend, workdir, embedder)
     try:
         who = app.tenants.principal("bench", "alice")
-        convs = load_conversations()
+        convs = load_conversations(split)
         ingest_s = 0.0
         by_memory: dict[str, str] = {}
         plan = []
         dropped_total = 0
         for conv in convs:
             turns = turns_of(conv)
-            proposals = []
-            for _dia, speaker, when, text in turns:
-                shown = (
-                    f"({when.strftime('%d %B %Y')}) {speaker}: {text}"
-                    if date_prefix
-                    else f"{speaker}: {text}"
-                )
-                proposals.append(
-                    MemoryProposal(
-                        text=shown[:8000],
-                        kind=MemoryKind.EVENT,
-                        scope=Scope.CONVERSATION,
-                        scope_id=conv["_id"],
-                        source_type=SourceType.HUMAN,
-                        confidence=0.9,
-                        valid_from=when,
-                    )
-                )
+            proposals = proposals_of(conv, turns, date_prefix)
             started = time.perf_counter()
             decisions = []
             for start in range(0, len(proposals), 256):
@@ -177,54 +209,46 @@ def locomo(backend: str, embedder: Any, date_prefix: bool, workdir: Path) -> dic
             questions, dropped = questions_of(conv, {t[0] for t in turns})
             dropped_total += dropped
             plan.append((conv["_id"], questions))
-        modes = ["lexical"] + (["vector", "hybrid"] if embedder is not None else [])
-        results: dict[str, Any] = {}
-        for mode in modes:
-            fresh_access_counts(app)
-            hits_any = {k: 0 for k in KS}
-            hits_all = {k: 0 for k in KS}
-            per_cat: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-            latencies = []
-            total = 0
-            for conv_id, questions in plan:
-                for question, category, evidence in questions:
-                    started = time.perf_counter()
-                    result = app.memory.recall(
-                        who,
-                        question,
-                        [(Scope.CONVERSATION, conv_id)],
-                        limit=20,
-                        mode=mode,
-                        lexical_weight=LEXICAL_WEIGHT,
-                    )
-                    latencies.append((time.perf_counter() - started) * 1000)
-                    ranked = [
-                        by_memory.get(h.record.memory_id)
-                        for h in result.hits
-                        if h.why.get("constraint") is None
-                    ]
-                    total += 1
-                    for k in KS:
-                        top = set(ranked[:k])
-                        hits_any[k] += bool(top & evidence)
-                        hits_all[k] += evidence <= top
-                    per_cat[category][0] += bool(set(ranked[:10]) & evidence)
-                    per_cat[category][1] += 1
-            latencies.sort()
-            results[mode] = {
-                "questions": total,
-                "recall_any": {k: round(hits_any[k] / total, 3) for k in KS},
-                "recall_all": {k: round(hits_all[k] / total, 3) for k in KS},
-                "any10_by_category": {c: round(v[0] / v[1], 3) for c, v in sorted(per_cat.items())},
-                "latency_ms_p50": round(statistics.median(latencies), 2),
-                "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
-            }
+        ks = [k for k in KS if k <= limit]
+        hits_any = {k: 0 for k in ks}
+        hits_all = {k: 0 for k in ks}
+        per_cat: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        latencies = []
+        total = 0
+        for conv_id, questions in plan:
+            for question, category, evidence in questions:
+                started = time.perf_counter()
+                result = app.memory.recall(
+                    who, question, [(Scope.CONVERSATION, conv_id)], limit=limit
+                )
+                latencies.append((time.perf_counter() - started) * 1000)
+                ranked = [
+                    by_memory.get(h.record.memory_id)
+                    for h in result.hits
+                    if h.why.get("constraint") is None
+                ]
+                total += 1
+                for k in ks:
+                    top = set(ranked[:k])
+                    hits_any[k] += bool(top & evidence)
+                    hits_all[k] += evidence <= top
+                per_cat[category][0] += bool(set(ranked[:limit]) & evidence)
+                per_cat[category][1] += 1
+        latencies.sort()
         return {
             "backend": backend,
+            "split": split,
+            "conversations": [c["_id"] for c in convs],
+            "limit": limit,
             "memories": len(by_memory),
             "ingest_per_s": round(len(by_memory) / ingest_s, 1),
             "dropped_evidence": dropped_total,
-            "modes": results,
+            "questions": total,
+            "recall_any": {k: round(hits_any[k] / total, 3) for k in ks},
+            "recall_all": {k: round(hits_all[k] / total, 3) for k in ks},
+            "any_by_category": {c: round(v[0] / v[1], 3) for c, v in sorted(per_cat.items())},
+            "latency_ms_p50": round(statistics.median(latencies), 2),
+            "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
         }
     finally:
         app.close()
@@ -242,17 +266,6 @@ def settle_postgres(name: str) -> None:
     url = admin.rsplit("/", 1)[0] + f"/{name}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
-
-
-def fresh_access_counts(app: Tether) -> None:
-    """Every mode starts from the freshly ingested database: recall bumps the access
-    counts of what it returns (the ``use`` term of the ranking), so without this the
-    hybrid run would be ranked with counts left by the lexical and vector runs."""
-    app.memory.flush_access()
-    with app.storage.transaction("bench") as txn:
-        txn.connection.execute(
-            "UPDATE memories SET access_count = 0, last_access = NULL WHERE tenant_id = 'bench'"
-        )
 
 
 class SyntheticEmbedder:
@@ -432,11 +445,51 @@ def mem0_ingest(texts: list[str], embedder: Any, workdir: Path) -> dict[str, Any
         return {"skipped": f"mem0 failed: {type(exc).__name__}: {exc}"}
 
 
+def print_locomo(outcome: dict[str, Any]) -> None:
+    ra, limit = outcome["recall_any"], outcome["limit"]
+    print(
+        f"\n## LoCoMo {outcome['split']} ({', '.join(outcome['conversations'])}), "
+        f"{outcome['backend']}, recall(limit={limit}): {outcome['questions']} questions, "
+        f"{outcome['memories']} memories, ingest {outcome['ingest_per_s']}/s, "
+        f"{outcome['dropped_evidence']} malformed evidence ids dropped, {outcome['seconds']} s"
+    )
+    print(
+        "- recall_any: "
+        + ", ".join(f"@{k} {v}" for k, v in ra.items())
+        + f"; recall_all@{limit} {outcome['recall_all'][limit]}"
+    )
+    names = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+    print(
+        f"- any@{limit} by category: "
+        + ", ".join(
+            f"{category} {names[int(category)]} {value}"
+            for category, value in outcome["any_by_category"].items()
+        )
+    )
+    print(f"- latency p50 {outcome['latency_ms_p50']} ms, p95 {outcome['latency_ms_p95']} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Tether memory benchmarks")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-embedder", action="store_true", help="lexical recall only")
-    parser.add_argument("--no-date-prefix", action="store_true")
+    parser.add_argument(
+        "--date-prefix",
+        action="store_true",
+        help="put the session date in front of each turn's text (it is always indexed as "
+        "the memory's event time)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("dev", "held-out", "both"),
+        default="both",
+        help=f"LoCoMo conversations: dev (tuned on), held-out ({', '.join(HELD_OUT)}) or both",
+    )
+    parser.add_argument(
+        "--limits",
+        default="10,5",
+        help="recall limits to measure LoCoMo at, one fresh database each (default 10,5)",
+    )
     parser.add_argument(
         "--latency",
         type=int,
@@ -511,27 +564,16 @@ def main() -> int:
                         f"{mem0['vector_store']}: {mem0['per_s']}/s ({mem0['stored']} stored); "
                         f"Tether / Mem0 = {measured['ratio']}x"
                     )
+        splits = ["dev", "held-out"] if args.split == "both" else [args.split]
+        limits = [int(value) for value in args.limits.split(",")]
         for backend in [] if args.skip_locomo else backends:
-            started = time.perf_counter()
-            outcome = locomo(backend, embedder, not args.no_date_prefix, Path(tmp))
-            outcome["seconds"] = round(time.perf_counter() - started, 1)
-            report["locomo"].append(outcome)
-            print(
-                f"\n## LoCoMo dev ({backend}): {outcome['memories']} memories, "
-                f"ingest {outcome['ingest_per_s']}/s, {outcome['dropped_evidence']} malformed "
-                f"evidence ids dropped, {outcome['seconds']} s"
-            )
-            print(
-                "| mode | any@1 | any@5 | any@10 | any@20 | all@10 | p50 ms | p95 ms | any@10 by "
-                "category (1 multi-hop, 2 temporal, 3 open, 4 single-hop) |"
-            )
-            print("|---|---|---|---|---|---|---|---|---|")
-            for mode, r in outcome["modes"].items():
-                ra = r["recall_any"]
-                print(
-                    f"| {mode} | {ra[1]} | {ra[5]} | {ra[10]} | {ra[20]} | {r['recall_all'][10]} | "
-                    f"{r['latency_ms_p50']} | {r['latency_ms_p95']} | {r['any10_by_category']} |"
-                )
+            for split in splits:
+                for limit in limits:
+                    started = time.perf_counter()
+                    outcome = locomo(backend, embedder, args.date_prefix, Path(tmp), split, limit)
+                    outcome["seconds"] = round(time.perf_counter() - started, 1)
+                    report["locomo"].append(outcome)
+                    print_locomo(outcome)
     print(f"\n{report['machine']}; {report['date']}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2, default=str))

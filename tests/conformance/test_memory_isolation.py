@@ -260,6 +260,7 @@ class MemoryIsolation(RuleBasedStateMachine):
             words,
             [SCOPES[index] for index in sorted(scope_indexes)],
             limit=200,
+            include_unrelated=True,  # every memory of the scopes, whatever the query
         )
         returned = set()
         for hit in result.hits:

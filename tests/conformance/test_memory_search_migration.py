@@ -1,8 +1,8 @@
 """The migrations that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
 PostgreSQL memory 0004: the memory_terms table) and gave memories sentence vectors
-(SQLite 0004, PostgreSQL 0005), with the scopes' vector counters after them, carry
-every existing memory over: a database that holds memories in the previous layout finds
-them after `tether migrate`."""
+(SQLite 0004, PostgreSQL 0005), with the scopes' vector counters after them, and the
+context columns (SQLite 0006, PostgreSQL 0008), carry every existing memory over: a
+database that holds memories in the previous layout finds them after `tether migrate`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def previous_layout(database: TestDatabase) -> None:
     """Put the database's search and vectors back as memory version 2 (SQLite) or 3
     (PostgreSQL) kept them."""
     with database.raw() as raw:
+        for column in ("index_context", "episode", "contradicted_at"):
+            raw.execute(f"ALTER TABLE memories DROP COLUMN {column}")
         if database.backend == "sqlite":
             raw.execute("DROP TABLE memory_fts")
             raw.execute(
@@ -77,9 +79,9 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
     migrated, applied = Tether.migrate(url=backend.url)
     migrated.close()
 
-    # SQLite: 0003-0005; PostgreSQL: 0004-0007 (0007 re-points the rebuilt tables'
+    # SQLite: 0003-0006; PostgreSQL: 0004-0008 (0007 re-points the rebuilt tables'
     # row-level security at the verified tenant).
-    expected = 3 if backend.backend == "sqlite" else 4
+    expected = 4 if backend.backend == "sqlite" else 5
     assert [m.component for m in applied] == ["memory"] * expected
     with Tether.open(backend.settings(), clock=FakeClock()) as app:
         alice = app.tenants.principal("acme", "alice")

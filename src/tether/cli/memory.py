@@ -124,14 +124,33 @@ def recall(
     actor: ActorOption,
     limit: Annotated[int, typer.Option(min=1, max=200, help="Most hits.")] = 10,
     explain: Annotated[
-        bool, typer.Option("--explain", help="Show why each hit ranked and what was filtered.")
+        bool,
+        typer.Option(
+            "--explain",
+            help="Show why each hit ranked (which part matched: text, context, vector, "
+            "episode, time) and what was filtered.",
+        ),
+    ] = False,
+    include_unrelated: Annotated[
+        bool,
+        typer.Option(
+            "--include-unrelated",
+            help="Also return hits that share no word with the query and are not similar "
+            "to it (left out by default).",
+        ),
     ] = False,
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Hybrid recall within the named scopes (constraints always included)."""
     with reporting(json_output), open_app(url) as app:
-        result = app.memory.recall(acting(app, tenant, actor), query, _scopes(scope), limit=limit)
+        result = app.memory.recall(
+            acting(app, tenant, actor),
+            query,
+            _scopes(scope),
+            limit=limit,
+            include_unrelated=include_unrelated,
+        )
         if json_output:
             print_json(result)
             return

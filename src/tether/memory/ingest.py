@@ -39,7 +39,7 @@ from tether.memory.models import (
 )
 from tether.memory.pii import Finding, detect, redact
 from tether.memory.policy import Facts, PolicyConfig, Screen, decide
-from tether.memory.text import scope_key, tokens
+from tether.memory.text import event_terms, scope_key, tokens
 from tether.memory.vectors import (
     Embedded,
     ScopeVectors,
@@ -279,7 +279,7 @@ class _ChunkWriter:
                     update={"memory_id": twin.memory_id, "action": "reinforced"}
                 )
         record = self._record(proposal, text, held, previous, decision.retention_days)
-        txn.insert_memory(record)
+        txn.insert_memory(record, index_context(proposal))
         self.written.append((record, position))
         if previous is not None and not held:
             superseded = previous.model_copy(
@@ -338,6 +338,7 @@ class _ChunkWriter:
             last_access=None,
             status=MemoryStatus.PENDING if held else MemoryStatus.ACTIVE,
             purge_after=None,
+            episode=proposal.episode,
         )
 
     def store_vectors(self, texts: Sequence[str]) -> Stored:
@@ -436,6 +437,16 @@ def _embedded_chunks(
                 chunk = texts[following : following + CHUNK]
                 pending = worker.submit(embed_memories, embedder, chunk)
             yield start, vectors
+
+
+def index_context(proposal: MemoryProposal) -> str | None:
+    """What a memory is indexed with besides its text: the context it came from, with
+    personal data and secrets redacted as the policy redacts a text (the index is not a
+    way around it), and the words of its event time, so a query naming a date finds it."""
+    parts = [redact(proposal.context)] if proposal.context else []
+    if proposal.valid_from is not None:
+        parts.append(event_terms(proposal.valid_from))
+    return "\n".join(parts) or None
 
 
 def subjects_of(proposal: MemoryProposal) -> list[str]:

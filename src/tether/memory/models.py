@@ -78,6 +78,19 @@ class MemoryProposal(BaseModel):
     run_id: str | None = Field(None, description="the run proposing it (write budget)")
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    context: str | None = Field(
+        None,
+        max_length=16000,
+        description=(
+            "where the memory came from (e.g. the neighbouring turns of its conversation): "
+            "indexed for recall with the memory, never returned as its text"
+        ),
+    )
+    episode: str | None = Field(
+        None,
+        max_length=200,
+        description="the session or thread it came from; recall weighs memories of one together",
+    )
 
 
 class MemoryRecord(BaseModel):
@@ -111,6 +124,8 @@ class MemoryRecord(BaseModel):
     last_access: datetime | None
     status: MemoryStatus
     purge_after: datetime | None
+    episode: str | None = None
+    contradicted_at: datetime | None = None
 
 
 class RuleResult(BaseModel):

@@ -262,6 +262,7 @@ class Memory:
             fact_key=fact_key,
             sensitivity=original.sensitivity,
             tags=original.tags,
+            episode=original.episode,
         )
         return self.propose(principal, proposal)
 
@@ -269,6 +270,9 @@ class Memory:
         return self._adjust(principal, memory_id, +0.1, "memory.confirmed")
 
     def contradict(self, principal: Principal, memory_id: str) -> MemoryRecord:
+        """Lower a memory's confidence by 0.2 and mark it contradicted: once below the
+        tenant's ``confidence_threshold``, recall leaves it out (counted in
+        ``filtered_out``) until it is confirmed back above it."""
         return self._adjust(principal, memory_id, -0.2, "memory.contradicted")
 
     def _adjust(
@@ -277,10 +281,12 @@ class Memory:
         principal.require(Role.AGENT, Role.OPERATOR, Role.APPROVER)
         with self._storage.transaction(principal.tenant_id) as txn:
             record = self._get_txn(txn, principal, memory_id)
+            now = self._clock.now()
             updated = record.model_copy(
                 update={
                     "confidence": round(min(1.0, max(0.0, record.confidence + delta)), 4),
-                    "updated_at": self._clock.now(),
+                    "updated_at": now,
+                    "contradicted_at": now if delta < 0 else record.contradicted_at,
                 }
             )
             txn.update_memory(updated)
@@ -491,9 +497,11 @@ class Memory:
         as_of: datetime | None = None,
         mode: str = "hybrid",
         lexical_weight: float = 0.5,
+        include_unrelated: bool = False,
     ) -> RecallResult:
         """Hybrid recall within the named scopes, every hit explained (see
-        :meth:`tether.memory.recall.Recall.recall`)."""
+        :meth:`tether.memory.recall.Recall.recall`); hits unrelated to the query are left
+        out unless ``include_unrelated``."""
         return self._recall.recall(
             principal,
             query,
@@ -505,6 +513,7 @@ class Memory:
             as_of=as_of,
             mode=mode,
             lexical_weight=lexical_weight,
+            include_unrelated=include_unrelated,
             embedder=self.embedder,
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from tether.memory.models import Scope
 
@@ -99,3 +100,9 @@ def sentences(text: str) -> list[str]:
     if len(parts) > MAX_PARTS:
         parts = [*parts[: MAX_PARTS - 1], " ".join(parts[MAX_PARTS - 1 :])]
     return parts
+
+
+def event_terms(moment: datetime) -> str:
+    """The words a memory's event time is indexed under: day, month and year, so a query
+    naming the date or the month finds it ("8 May 2023", "May 2023")."""
+    return f"{moment.day} {moment:%B %Y}"

@@ -30,6 +30,8 @@ from tether.storage.rows import (
 )
 
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
+_KINDS = {kind.value: kind for kind in MemoryKind}
+_STATUSES = {status.value: status for status in MemoryStatus}
 
 
 _CONSONANTS = "bcdfghjklmnpqrstvwxz"
@@ -72,6 +74,7 @@ _TIMES = (
     "superseded_at",
     "last_access",
     "purge_after",
+    "contradicted_at",
 )
 
 
@@ -83,8 +86,9 @@ class MemoryOps(QueryTransaction):
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None: ...
 
     @abstractmethod
-    def _index_text(self, text: str, scope_token: str) -> int | None:
-        """Add ``text`` to a separate full-text index if the backend keeps one; its id."""
+    def _index_text(self, text: str, context: str, scope_token: str) -> int | None:
+        """Add ``text`` and its ``context`` to a separate full-text index if the backend
+        keeps one; its id."""
 
     @abstractmethod
     def _unindex_text(self, row: Row) -> None:
@@ -107,18 +111,22 @@ class MemoryOps(QueryTransaction):
         return MemoryRecord.model_construct(**values)
 
     def _candidate(self, row: Row) -> MemoryCandidate:
-        valid_to, expires_at = row["valid_to"], row["expires_at"]
+        """Recall builds one per candidate (up to 120 a recall): enum members are looked
+        up by value in a dict and an empty tag list is not parsed."""
+        valid_to, expires_at, tags = row["valid_to"], row["expires_at"], row["tags"]
         return MemoryCandidate(
             tenant_id=row["tenant_id"],
             memory_id=row["memory_id"],
-            kind=MemoryKind(row["kind"]),
-            status=MemoryStatus(row["status"]),
-            tags=canonical.loads(row["tags"]),
+            kind=_KINDS[row["kind"]],
+            status=_STATUSES[row["status"]],
+            tags=[] if tags == "[]" else canonical.loads(tags),
             confidence=float(row["confidence"]),
             access_count=int(row["access_count"]),
             valid_from=self._ts_out(row["valid_from"]),
             valid_to=None if valid_to is None else self._ts_out(valid_to),
             expires_at=None if expires_at is None else self._ts_out(expires_at),
+            episode=row["episode"],
+            contradicted=row["contradicted_at"] is not None,
         )
 
     def _memory_params(self, record: MemoryRecord) -> dict[str, Any]:
@@ -132,10 +140,15 @@ class MemoryOps(QueryTransaction):
         params["tags"] = canonical.dumps(record.tags)
         return params
 
-    def insert_memory(self, record: MemoryRecord) -> None:
+    def insert_memory(self, record: MemoryRecord, context: str | None = None) -> None:
+        """Write a record, indexed for full-text search with ``context`` (index text
+        that is never returned as the memory's text)."""
         params = self._memory_params(record)
+        params["index_context"] = context
         params["fts_rowid"] = self._index_text(
-            record.text, scope_token(record.tenant_id, f"{record.scope.value}:{record.scope_id}")
+            record.text,
+            context or "",
+            scope_token(record.tenant_id, f"{record.scope.value}:{record.scope_id}"),
         )
         self._fetch("insert_memory", params)
         for subject in record.subjects:

@@ -99,6 +99,8 @@ class MemoryCandidate:
     valid_from: datetime
     valid_to: datetime | None
     expires_at: datetime | None
+    episode: str | None = None
+    contradicted: bool = False
 
 
 @dataclass(frozen=True)

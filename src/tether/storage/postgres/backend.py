@@ -184,7 +184,7 @@ class PostgresTransaction(
     ) -> str:
         return " | ".join("(" + " & ".join(group) + ")" for group in groups)
 
-    def _index_text(self, text: str, scope_token: str) -> int | None:
+    def _index_text(self, text: str, context: str, scope_token: str) -> int | None:
         return None  # insert_memory fills memories.tsv; a trigger fills memory_terms
 
     def _unindex_text(self, row: Row) -> None:

@@ -386,6 +386,9 @@ CREATE TABLE memories (
     status         text NOT NULL,
     purge_after    timestamptz,
     tsv            tsvector NOT NULL,
+    index_context  text,
+    episode        text,
+    contradicted_at timestamptz,
     PRIMARY KEY (tenant_id, memory_id)
 );
 
@@ -575,7 +578,8 @@ BEGIN
     END IF;
     INSERT INTO memory_terms (tenant_id, scope_key, term, memory_id, weight)
     SELECT NEW.tenant_id, NEW.scope || ':' || NEW.scope_id, t.lexeme, NEW.memory_id,
-           (SELECT sum(1.0 / (j * j)) FROM generate_series(1, cardinality(t.positions)) AS j)
+           (SELECT sum(CASE WHEN w.weight = 'C' THEN 0.5 ELSE 1.0 END / (w.j * w.j))
+            FROM unnest(t.weights) WITH ORDINALITY AS w (weight, j))
     FROM unnest(NEW.tsv) AS t;
     RETURN NEW;
 END $$;
@@ -954,6 +958,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 5, 'vector_parts', now()),
        ('memory', 6, 'scope_versions', now()),
        ('memory', 7, 'signed_tenant', now()),
+       ('memory', 8, 'context', now()),
        ('working_memory', 1, 'initial', now()),
        ('working_memory', 2, 'signed_tenant', now()),
        ('threads', 1, 'initial', now()),

@@ -6,7 +6,7 @@ UPDATE memories
 SET status = :status, superseded_by = :superseded_by, superseded_at = :superseded_at,
     valid_to = :valid_to, confidence = :confidence, updated_at = :updated_at,
     expires_at = :expires_at, purge_after = :purge_after, approved_by = :approved_by,
-    fact_key = :fact_key
+    fact_key = :fact_key, contradicted_at = :contradicted_at
 WHERE tenant_id = :tenant_id AND memory_id = :memory_id;
 
 -- name: get_memory

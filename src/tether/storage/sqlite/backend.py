@@ -102,9 +102,13 @@ class SQLiteTransaction(
             check_params(one)
         self.connection.executemany(self._queries[name], [dict(p) for p in params])
 
-    def _index_text(self, text: str, scope_token: str) -> int | None:
+    def _index_text(self, text: str, context: str, scope_token: str) -> int | None:
         cursor = self.connection.execute(
-            self._queries["insert_memory_fts"], {"terms": scoped_terms(scope_token, text)}
+            self._queries["insert_memory_fts"],
+            {
+                "terms": scoped_terms(scope_token, text),
+                "context": scoped_terms(scope_token, context),
+            },
         )
         if cursor.lastrowid is None:
             raise StorageError("the full-text index returned no row id")

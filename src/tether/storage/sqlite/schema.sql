@@ -226,6 +226,9 @@ CREATE TABLE memories (
     status         TEXT NOT NULL,
     purge_after    TEXT,
     fts_rowid      INTEGER,
+    index_context  TEXT,
+    episode        TEXT,
+    contradicted_at TEXT,
     PRIMARY KEY (tenant_id, memory_id)
 ) WITHOUT ROWID;
 
@@ -236,8 +239,9 @@ CREATE INDEX memories_by_source ON memories (tenant_id, source_ref, source_versi
 CREATE INDEX memories_by_fts_rowid ON memories (fts_rowid);
 
 -- Each word behind its (tenant, scope) prefix: see tether.storage._memory_ops.scope_token.
+-- `terms`: the memory's text; `context`: what it is indexed with (ranked lower).
 CREATE VIRTUAL TABLE memory_fts USING fts5 (
-    terms, tokenize = 'porter unicode61 remove_diacritics 2'
+    terms, context, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TABLE memory_subjects (
@@ -546,6 +550,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 4, 'vector_parts', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 5, 'scope_versions', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('memory', 6, 'context', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('working_memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('threads', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('procedures', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

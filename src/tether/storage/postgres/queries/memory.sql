@@ -7,12 +7,16 @@ INSERT INTO memories (tenant_id, memory_id, scope, scope_id, subjects, kind, fac
                       tags, source_type, source_ref, source_version, created_by, approved_by,
                       confidence, sensitivity, valid_from, valid_to, created_at, updated_at,
                       expires_at, supersedes, superseded_by, superseded_at, access_count,
-                      last_access, status, purge_after, tsv)
+                      last_access, status, purge_after, index_context, episode, contradicted_at,
+                      tsv)
 VALUES (%(tenant_id)s, %(memory_id)s, %(scope)s, %(scope_id)s, %(subjects)s, %(kind)s, %(fact_key)s, %(text)s,
         %(tags)s, %(source_type)s, %(source_ref)s, %(source_version)s, %(created_by)s, %(approved_by)s,
         %(confidence)s, %(sensitivity)s, %(valid_from)s, %(valid_to)s, %(created_at)s, %(updated_at)s,
         %(expires_at)s, %(supersedes)s, %(superseded_by)s, %(superseded_at)s, %(access_count)s,
-        %(last_access)s, %(status)s, %(purge_after)s, to_tsvector('english', %(text)s));
+        %(last_access)s, %(status)s, %(purge_after)s, %(index_context)s, %(episode)s,
+        %(contradicted_at)s,
+        to_tsvector('english', %(text)s)
+        || setweight(to_tsvector('english', coalesce(%(index_context)s, '')), 'C'));
 
 -- name: get_memories
 -- One primary-key probe per id, whatever the planner believes of the table (a tenant
@@ -36,7 +40,8 @@ LIMIT %(limit)s;
 -- Candidates come from memory_terms by text equality (under row-level security the GIN
 -- index on tsv is never used: @@ is not leakproof). Their summed term weights order them
 -- as ts_rank would (memory 0004), so only the best few are read, by primary key, and
--- ranked; twice the limit leaves room for rounding between the two.
+-- ranked; twice the limit leaves room for rounding between the two. The context's
+-- lexemes (weight C) count half the text's (weight D), as on SQLite.
 WITH hits AS (
     SELECT t.memory_id, sum(t.weight) AS weight FROM memory_terms t
     WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = ANY(%(scopes)s::text[])
@@ -45,7 +50,8 @@ WITH hits AS (
     ORDER BY weight DESC, t.memory_id
     LIMIT 2 * %(limit)s
 )
-SELECT m.*, ts_rank(m.tsv, to_tsquery('english', %(match)s)) AS lexical_score
+SELECT m.*, ts_rank('{0.1, 0.05, 0.4, 1.0}', m.tsv, to_tsquery('english', %(match)s))
+       AS lexical_score
 FROM hits
 CROSS JOIN LATERAL (
     SELECT * FROM memories

@@ -3,7 +3,7 @@
 -- Scope lists arrive as a JSON array of 'scope:scope_id' strings.
 
 -- name: insert_memory_fts
-INSERT INTO memory_fts (terms) VALUES (:terms);
+INSERT INTO memory_fts (terms, context) VALUES (:terms, :context);
 
 -- name: delete_memory_fts
 DELETE FROM memory_fts WHERE rowid = :fts_rowid;
@@ -13,12 +13,14 @@ INSERT INTO memories (tenant_id, memory_id, scope, scope_id, subjects, kind, fac
                       tags, source_type, source_ref, source_version, created_by, approved_by,
                       confidence, sensitivity, valid_from, valid_to, created_at, updated_at,
                       expires_at, supersedes, superseded_by, superseded_at, access_count,
-                      last_access, status, purge_after, fts_rowid)
+                      last_access, status, purge_after, fts_rowid, index_context, episode,
+                      contradicted_at)
 VALUES (:tenant_id, :memory_id, :scope, :scope_id, :subjects, :kind, :fact_key, :text,
         :tags, :source_type, :source_ref, :source_version, :created_by, :approved_by,
         :confidence, :sensitivity, :valid_from, :valid_to, :created_at, :updated_at,
         :expires_at, :supersedes, :superseded_by, :superseded_at, :access_count,
-        :last_access, :status, :purge_after, :fts_rowid);
+        :last_access, :status, :purge_after, :fts_rowid, :index_context, :episode,
+        :contradicted_at);
 
 -- name: get_memories
 SELECT * FROM memories
@@ -34,9 +36,10 @@ LIMIT :limit;
 
 -- name: search_memories_text
 -- The match names only terms of the tenant's scopes (each word behind its scope's prefix),
--- so the index's own top hits are in scope; the join re-checks tenant and scope.
+-- so the index's own top hits are in scope; the join re-checks tenant and scope. A word of
+-- the memory's context counts half a word of its text (as on PostgreSQL, memory 0008).
 WITH hits AS (
-    SELECT rowid, bm25(memory_fts) AS rank
+    SELECT rowid, bm25(memory_fts, 1.0, 0.5) AS rank
     FROM memory_fts
     WHERE memory_fts MATCH :match
     ORDER BY rank

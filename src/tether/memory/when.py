@@ -1,0 +1,153 @@
+"""Dates and relative time in a recall query: the window of event time it names.
+
+"in May 2023", "on 8 May 2023", "2023-05-08", "in 2022", "yesterday", "last week",
+"three days ago": each names a span of days, resolved against the moment recall answers
+for (its ``as_of`` or now). Recall ranks memories whose event time (``valid_from``) falls
+in the span above those outside it. English only, and deliberately small: a query with no
+recognisable date is ranked without a time term.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b")
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?(\d{{4}})\b")
+_IN_YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b")
+_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(day|week|month|year)s?\s+ago\b"
+)
+_RELATIVE = {
+    "today": (0, 1),
+    "yesterday": (-1, 0),
+    "last night": (-1, 1),
+    "this week": (-7, 1),
+    "last week": (-14, -6),
+    "past week": (-7, 1),
+    "this month": (-31, 1),
+    "last month": (-62, -28),
+    "past month": (-31, 1),
+    "this year": (-366, 1),
+    "last year": (-731, -364),
+    "past year": (-366, 1),
+}
+_RELATIVE_WORDS = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """Event times from ``start`` (inclusive) to ``end`` (exclusive), and the words of
+    the query that named them (for the explanation)."""
+
+    start: datetime
+    end: datetime
+    said: str
+
+    def holds(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+def query_window(query: str, moment: datetime) -> TimeWindow | None:
+    """The span of event time ``query`` names, resolved against ``moment``; ``None``
+    when it names none (or an impossible date)."""
+    text = query.casefold()
+    try:
+        return _absolute(text) or _relative(text, moment)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _absolute(text: str) -> TimeWindow | None:
+    found = _ISO.search(text)
+    if found:
+        year, month, day = (int(part) for part in found.groups())
+        return _days(datetime(year, month, day, tzinfo=UTC), 1, found.group(0))
+    found = _DAY_MONTH_YEAR.search(text)
+    if found:
+        day, month, year = int(found.group(1)), _MONTHS[found.group(2)], int(found.group(3))
+        return _days(datetime(year, month, day, tzinfo=UTC), 1, found.group(0))
+    found = _MONTH_DAY_YEAR.search(text)
+    if found:
+        month, day, year = _MONTHS[found.group(1)], int(found.group(2)), int(found.group(3))
+        return _days(datetime(year, month, day, tzinfo=UTC), 1, found.group(0))
+    found = _MONTH_YEAR.search(text)
+    if found:
+        month, year = _MONTHS[found.group(1)], int(found.group(2))
+        start = datetime(year, month, 1, tzinfo=UTC)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+        return TimeWindow(start, end, found.group(0))
+    found = _IN_YEAR.search(text)
+    if found:
+        year = int(found.group(1))
+        return TimeWindow(
+            datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), found.group(0)
+        )
+    return None
+
+
+def _relative(text: str, moment: datetime) -> TimeWindow | None:
+    today = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    found = _AGO.search(text)
+    if found:
+        count = found.group(1)
+        amount = int(count) if count.isdigit() else _NUMBERS[count]
+        span = _UNIT_DAYS[found.group(2)]
+        centre = today - timedelta(days=amount * span)
+        slack = max(1, span // 2)
+        return TimeWindow(
+            centre - timedelta(days=slack), centre + timedelta(days=slack + 1), found.group(0)
+        )
+    found = _RELATIVE_WORDS.search(text)
+    if found:
+        first, last = _RELATIVE[found.group(1)]
+        return TimeWindow(
+            today + timedelta(days=first), today + timedelta(days=last), found.group(0)
+        )
+    return None
+
+
+def _days(start: datetime, days: int, said: str) -> TimeWindow:
+    return TimeWindow(start, start + timedelta(days=days), said)
