@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import PostgresServer, TestDatabase, record
+from tests.support import PostgresServer, TestDatabase, auditor, record
 from tether import Tether, canonical
 from tether.audit.chain import GENESIS, entry_hash, legacy_hash
 from tether.clock import format_timestamp, parse_timestamp
@@ -275,8 +275,8 @@ def test_a_trail_written_before_keys_verifies_after_migrate(
     with app:
         record(app, "acme", 2)
         report = app.audit.verify("acme")
-        entries = app.audit.entries("acme")
-        globex = app.audit.entries("globex")
+        entries = app.audit.entries(auditor("acme"))
+        globex = app.audit.entries(auditor("globex"))
 
     assert report.ok
     assert [e.entry_hash for e in entries[: len(unkeyed)]] == [r.entry_hash for r in unkeyed]
@@ -426,7 +426,7 @@ def test_a_postgres_database_from_before_keys_upgrades_and_its_trail_verifies(
         with app:
             record(app, "acme", 1)
             report = app.audit.verify("acme")
-            actions = [entry.action for entry in app.audit.entries("acme")]
+            actions = [entry.action for entry in app.audit.entries(auditor("acme"))]
             subject_hash = app.audit.subject_hash("acme", "patient-1")
         with database.raw() as raw:
             left = raw.execute("SELECT count(*) FROM tether_meta")

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.support import PostgresServer, record
+from tests.support import PostgresServer, auditor, record
 from tether import Tether
 from tether.config import load_settings
 from tether.errors import ConfigError, PermissionDenied, UnknownTenant
@@ -132,7 +132,7 @@ def test_public_api_still_works_for_each_tenant_as_the_application_role(
     two_tenants: TwoTenants,
 ) -> None:
     with Tether.open(two_tenants.settings()) as app:
-        assert [p.principal_id for p in app.tenants.principals("b")] == ["bert", "bob"]
+        assert [p.principal_id for p in app.tenants.principals(auditor("b"))] == ["bert", "bob"]
         assert app.audit.verify("a").ok
         assert app.audit.verify("b").entries_checked == 6
         app.tenants.grant(app.tenants.principal("a", "alice"), "amy", ["viewer"])

@@ -187,7 +187,7 @@ def drive(
             return Outcome(run, reviews, owners)
         wait = open_wait(h, run)
         if run.status is RunStatus.WAITING_FOR_USER:
-            h.app.runs.answer(h.approver, wait.wait_id, "medical report MR-1")
+            h.app.runs.answer(h.operator, wait.wait_id, "medical report MR-1")
         elif run.status is RunStatus.WAITING_FOR_APPROVAL:
             h.app.runs.decide(h.approver, wait.wait_id, approve=True, comment="fine")
         elif run.status is RunStatus.PAUSED:
@@ -198,7 +198,7 @@ def drive(
             else:
                 answer = {"retry": True}
             reviews.append((key, world.service.calls[key], answer))
-            h.app.runs.answer(h.approver, wait.wait_id, answer)
+            h.app.runs.answer(h.operator, wait.wait_id, answer)
         else:
             pytest.fail(f"unexpected status {run.status} ({run.error})")
     pytest.fail(f"run {run_id} did not finish")
@@ -340,7 +340,7 @@ def test_an_unknown_outcome_without_retry_or_reconcile_waits_for_a_person(
     first = h.executor(registry, "worker-1", faults=plan)
     status = first.execute(TENANT, run.run_id).status
     assert status is RunStatus.WAITING_FOR_USER
-    h.app.runs.answer(h.approver, open_wait(h, h.run(run.run_id)).wait_id, "report")
+    h.app.runs.answer(h.operator, open_wait(h, h.run(run.run_id)).wait_id, "report")
     with pytest.raises(Crash):
         first.execute(TENANT, run.run_id)
     key = plan.crashed[1] if plan.crashed else ""
@@ -369,7 +369,7 @@ def test_the_guard_refuses_to_finalise_a_case_closed_while_waiting_for_approval(
     run = start(h, registry.get("case_review"), "case-g")
     executor = h.executor(registry, "worker-1")
     executor.execute(TENANT, run.run_id)
-    h.app.runs.answer(h.approver, open_wait(h, h.run(run.run_id)).wait_id, "report")
+    h.app.runs.answer(h.operator, open_wait(h, h.run(run.run_id)).wait_id, "report")
     waiting = executor.execute(TENANT, run.run_id)
     assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
 

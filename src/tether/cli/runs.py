@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -337,6 +338,22 @@ def worker(
         str | None,
         typer.Option(help="Worker identity, unique among live workers (default host:pid:random)."),
     ] = None,
+    procedures: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="TETHER_PROCEDURES_DIR",
+            help="Directory of skills and policies to publish when it changes, for the "
+            "--tenant tenants only (needs at least one).",
+        ),
+    ] = None,
+    procedures_tenant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tenant",
+            help="A tenant the --procedures directory applies to (repeatable); runs of other "
+            "tenants only enforce what their admins published.",
+        ),
+    ] = None,
     url: UrlOption = None,
 ) -> None:
     """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).
@@ -360,7 +377,14 @@ def worker(
         if app is None:
             return
         with app:
-            loop = Worker(app.executor(registry, lease_s=lease, owner=owner), app.runs, poll_s=poll)
+            executor = app.executor(
+                registry,
+                procedures_dir=str(procedures) if procedures else None,
+                procedures_tenants=procedures_tenant or None,
+                lease_s=lease,
+                owner=owner,
+            )
+            loop = Worker(executor, app.runs, poll_s=poll)
             loop.stop = stopping
             err_console.print(
                 f"worker {loop.executor.owner}: {', '.join(registry.keys)}", highlight=False

@@ -23,9 +23,9 @@ from tether.ids import IdSource
 from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.text import scope_key, tokens
 from tether.memory.vectors import ScopeVectors
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import GLOBAL_TENANT, Principal
 from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
-from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
@@ -125,7 +125,7 @@ class Recall:
         pool = max(30, 3 * limit)
         use_lexical = mode != "vector"
         use_vector = mode != "lexical" and embedder is not None
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "memory.recall")
         tenant = principal.tenant_id
         keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
         owners: dict[str, list[str]] = {}

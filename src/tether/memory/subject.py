@@ -11,7 +11,10 @@ from typing import Any
 
 from tether import canonical
 from tether.errors import Conflict
+from tether.memory.models import MemoryRecord
 from tether.memory.text import scope_key
+from tether.permissions import is_platform
+from tether.principals import GLOBAL_TENANT, Principal
 from tether.storage.stores import MemoryStore
 
 
@@ -22,6 +25,33 @@ def export_subject_memories_txn(
     JSON-ready."""
     records = txn.list_subject_memories(tenant_id, subject_id)
     return [record.model_dump(mode="json") for record in records]
+
+
+PLATFORM_WRITER = "platform"
+"""How a global record names its writer and approver to every tenant but the platform."""
+
+
+def seen_by(principal: Principal, record: MemoryRecord) -> MemoryRecord:
+    """``record`` as ``principal`` may see it: a global record, read from another tenant,
+    without its writer, approver, subject ids or source reference."""
+    if record.tenant_id != GLOBAL_TENANT or is_platform(principal):
+        return record
+    return record.model_copy(
+        update={
+            "created_by": PLATFORM_WRITER,
+            "approved_by": PLATFORM_WRITER if record.approved_by else None,
+            "subjects": [],
+            "source_ref": None,
+        }
+    )
+
+
+def export_global_memories_txn(
+    txn: MemoryStore, principal: Principal, subject_id: str
+) -> list[dict[str, Any]]:
+    """Global memories about the subject, as the principal may see them, JSON-ready."""
+    records = txn.list_subject_memories(GLOBAL_TENANT, subject_id)
+    return [seen_by(principal, record).model_dump(mode="json") for record in records]
 
 
 def erase_subject_memories_txn(
