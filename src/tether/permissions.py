@@ -461,3 +461,24 @@ def check_memory_change(principal: Principal, scope: str, *, what: str) -> None:
         f"principal {principal.principal_id!r} may not {what} a {scope} memory: writing one "
         f"would be {verdict} ({reason}), so changing one needs {needs}"
     )
+
+
+def markdown_tables() -> str:
+    """The map as Markdown tables (``docs/permissions.md`` holds this text; a test keeps
+    the two equal)."""
+    roles = [Role.VIEWER, Role.AGENT, Role.APPROVER, Role.OPERATOR, Role.ADMIN]
+    lines = ["| permission | " + " | ".join(r.value for r in roles) + " | platform admin |"]
+    lines.append("|---" * (len(roles) + 2) + "|")
+    for permission in Permission:
+        if permission in NO_PRINCIPAL:
+            continue
+        cells = ["yes" if permission in ROLE_PERMISSIONS[r] else "" for r in roles]
+        cells.append("yes" if permission in PLATFORM_PERMISSIONS[Role.ADMIN] else "")
+        lines.append(f"| `{permission.value}` | " + " | ".join(cells) + " |")
+    lines += ["", "| operation | permission |", "|---|---|"]
+    lines += [f"| `app.{op}` | `{perm.value}` |" for op, perm in OPERATIONS.items()]
+    lines += ["", "| command | operation | permission |", "|---|---|---|"]
+    for command, operation in CLI_COMMANDS.items():
+        shown = "—" if operation == "maintenance" else f"`app.{operation}`"
+        lines.append(f"| `tether {command}` | {shown} | `{command_permission(command).value}` |")
+    return "\n".join(lines) + "\n"

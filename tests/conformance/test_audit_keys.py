@@ -341,7 +341,7 @@ def test_an_older_databases_subject_key_moves_into_the_key_file(
     old_key = bytes(range(32))
     database = TestDatabase("sqlite", url, path=path)
     with database.raw() as raw:
-        raw.execute("DELETE FROM tether_schema_versions WHERE component = 'core' AND version = 2")
+        raw.execute("DELETE FROM tether_schema_versions WHERE component = 'core' AND version >= 2")
         raw.execute(
             "INSERT INTO tether_meta (key, value) VALUES ('subject_hash_key', ?)", [old_key.hex()]
         )
@@ -352,7 +352,7 @@ def test_an_older_databases_subject_key_moves_into_the_key_file(
     with database.raw() as raw:
         left = raw.execute("SELECT count(*) FROM tether_meta WHERE key = 'subject_hash_key'")
 
-    assert [(m.component, m.version) for m in applied] == [("core", 2)]
+    assert [(m.component, m.version) for m in applied] == [("core", 2), ("core", 3)]
     assert read_key_file(tmp_path / "old.db.key").master == old_key
     assert subject_hash == hmac.new(old_key, b"acme\x00patient-1", hashlib.sha256).hexdigest()
     assert left == [(0,)]
@@ -401,7 +401,7 @@ def test_a_postgres_database_from_before_keys_upgrades_and_its_trail_verifies(
                 resources.files("tether.storage.postgres").joinpath("bootstrap.sql").read_text()
             )
             for migration in load_migrations("tether.storage.postgres"):
-                if migration.name == "signed_tenant":
+                if migration.name in ("signed_tenant", "transaction_bound_tenant"):
                     continue
                 raw.conn.execute(migration.sql)
                 raw.execute(
@@ -431,7 +431,10 @@ def test_a_postgres_database_from_before_keys_upgrades_and_its_trail_verifies(
         with database.raw() as raw:
             left = raw.execute("SELECT count(*) FROM tether_meta")
 
-        assert {(m.component, m.name) for m in applied} >= {("core", "signed_tenant")}
+        assert {(m.component, m.name) for m in applied} >= {
+            ("core", "signed_tenant"),
+            ("core", "transaction_bound_tenant"),
+        }
         assert report.ok, report.problem
         assert actions == ["case.closed"] * 3 + ["audit.keyed", "case.reviewed"]
         assert read_key_file(tmp_path / "moved.key").master == old_key

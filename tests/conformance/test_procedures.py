@@ -404,3 +404,53 @@ def test_each_publication_names_the_principal_who_made_it(h: Harness) -> None:
         e for e in h.app.audit.entries(h.admin, limit=1000) if e.action == "procedures.published"
     ]
     assert entry.actor_id == h.admin.principal_id
+
+
+# -- who answers a review (issue: an agent answered its own review) -----------------------
+
+
+def forbidden_run(h: Harness, service: CaseService) -> tuple[WorkflowRegistry, str, str]:
+    h.app.procedures.publish(h.admin, EXAMPLES)
+    registry = WorkflowRegistry(job_workflow(service))
+    run_id = start(h, registry, "db.delete_rows", {"env": "production", "table": "orders"})
+    review = open_wait(h, h.executor(registry, "w1").execute(TENANT, run_id))
+    assert review.reason is InterruptReason.HUMAN_REVIEW
+    return registry, run_id, review.wait_id
+
+
+@pytest.mark.parametrize("who", ["agent", "self_approving_agent", "viewer"])
+def test_an_agent_cannot_answer_the_review_of_a_forbidden_effect(h: Harness, who: str) -> None:
+    """The bot whose effect a policy forbade cannot answer {"allow": true} to the review
+    (nor can any principal with the agent role, or without a reviewer's role): the run stays
+    paused and the forbidden effect never runs."""
+    service = CaseService()
+    registry, run_id, wait_id = forbidden_run(h, service)
+    before = h.snapshot(run_id)
+
+    with pytest.raises(PermissionDenied):
+        h.app.runs.answer(getattr(h, who), wait_id, {"allow": True})
+
+    assert h.snapshot(run_id) == before
+    assert h.executor(registry, "w2").execute(TENANT, run_id).status is RunStatus.PAUSED
+    assert service.calls == {}
+
+
+def test_the_principal_that_started_a_run_cannot_answer_its_review(h: Harness) -> None:
+    """An operator may review, but not a run it started itself: another person must."""
+    service = CaseService()
+    h.app.procedures.publish(h.admin, EXAMPLES)
+    registry = WorkflowRegistry(job_workflow(service))
+    run = h.app.runs.start(
+        h.operator,
+        registry.get("job"),
+        Job(action="db.delete_rows", request={"env": "production", "table": "orders"}),
+    )
+    review = open_wait(h, h.executor(registry, "w1").execute(TENANT, run.run_id))
+    before = h.snapshot(run.run_id)
+
+    with pytest.raises(PermissionDenied, match="started this run"):
+        h.app.runs.answer(h.operator, review.wait_id, {"allow": True})
+
+    assert h.snapshot(run.run_id) == before
+    h.app.runs.answer(h.approver, review.wait_id, {"allow": True})
+    assert h.executor(registry, "w2").execute(TENANT, run.run_id).status is RunStatus.COMPLETED

@@ -30,6 +30,7 @@ from tests.runs_support import (
     open_wait,
 )
 from tests.support import TestDatabase
+from tether.errors import PermissionDenied
 from tether.runs import (
     END,
     ApprovalDecision,
@@ -459,3 +460,33 @@ def test_an_effect_that_times_out_is_settled_like_a_crash(h: Harness) -> None:
     review = open_wait(h, after)
     assert review.reason is InterruptReason.HUMAN_REVIEW
     assert review.request == {"effect": "create_case_note", "idempotency_key": key}
+
+
+def test_an_agent_cannot_settle_an_unknown_outcome_with_a_made_up_result(h: Harness) -> None:
+    """The "did the effect happen?" review is a person's: an agent answering
+    {"result": "tx-FAKE"} is refused, the run stays paused and the service is never asked
+    again; a reviewer (not the run's starter) settles it."""
+    world = new_world(h, "case-f")
+    registry = WorkflowRegistry(case_review(world, "review"))
+    run = start(h, registry.get("case_review"), "case-f")
+    index = EXPECTED_BOUNDARIES.index(("after_intent", "create_case_note"))
+    plan = FaultPlan(crash_at=index)
+    first = h.executor(registry, "worker-1", faults=plan)
+    first.execute(TENANT, run.run_id)
+    h.app.runs.answer(h.operator, open_wait(h, h.run(run.run_id)).wait_id, "report")
+    with pytest.raises(Crash):
+        first.execute(TENANT, run.run_id)
+    h.clock.advance(PAST_LEASE)
+    h.executor(registry, "worker-2").execute(TENANT, run.run_id)
+    review = open_wait(h, h.run(run.run_id))
+    assert "idempotency_key" in review.request
+    before = h.snapshot(run.run_id)
+
+    for who in (h.agent, h.self_approving_agent):
+        with pytest.raises(PermissionDenied):
+            h.app.runs.answer(who, review.wait_id, {"result": "tx-FAKE"})
+
+    assert h.snapshot(run.run_id) == before
+    assert h.run(run.run_id).status is RunStatus.PAUSED
+    h.app.runs.answer(h.approver, review.wait_id, {"retry": True})
+    assert h.wait(review.wait_id).resolved_by == h.approver.principal_id
