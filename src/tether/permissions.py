@@ -148,6 +148,7 @@ PLATFORM_PERMISSIONS: MappingProxyType[Role, frozenset[Permission]] = MappingPro
                 Permission.MEMORY_CORRECT,
                 Permission.MEMORY_FEEDBACK,
                 Permission.MEMORY_MAINTAIN,
+                Permission.MEMORY_CONFIGURE,
                 Permission.SUBJECTS_EXPORT,
                 Permission.SUBJECTS_ERASE,
                 Permission.AUDIT_READ,

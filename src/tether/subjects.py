@@ -21,6 +21,7 @@ from tether.memory.subject import (
     export_global_memories_txn,
     export_subject_memories_txn,
     insert_tombstone_txn,
+    refuse_held_subject_memories_txn,
 )
 from tether.permissions import authorize
 from tether.principals import GLOBAL_TENANT, Principal
@@ -88,12 +89,16 @@ class Subjects:
             and ``working_memory`` when there were any).
 
         Raises:
-            Conflict: a legal hold covers one of the memories or threads; nothing changes.
+            Conflict: a legal hold covers one of the memories or threads, or one of the
+                global memories about the person; nothing changes.
         """
         authorize(principal, "subjects.erase")
         tenant = principal.tenant_id
         now = self._clock.now()
         subject_hash = self._audit.subject_hash(tenant, user_id)
+        if tenant != GLOBAL_TENANT:
+            with self._storage.transaction(GLOBAL_TENANT, write=False) as txn:
+                refuse_held_subject_memories_txn(txn, GLOBAL_TENANT, user_id)
         with self._storage.transaction(tenant) as txn:
             counts = {"memories": erase_subject_memories_txn(txn, tenant, user_id, subject_hash)}
             erased_threads, sessions = erase_user_threads_txn(txn, tenant, user_id)

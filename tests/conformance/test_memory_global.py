@@ -19,7 +19,7 @@ from tests.memory_support import postgres_database
 from tests.support import PostgresServer, TestDatabase
 from tether import FakeClock, Tether
 from tether.config import load_settings
-from tether.errors import NotFound, PermissionDenied, TetherError
+from tether.errors import Conflict, NotFound, PermissionDenied, TetherError
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryProposal, MemoryStatus, Scope, SourceType, Verdict
 from tether.principals import GLOBAL_TENANT, Principal
@@ -209,6 +209,18 @@ def test_erasing_a_subject_erases_global_memory_about_them(world: World) -> None
     assert platform_trail[-1].action == "memory.subject_erased"
     assert platform_trail[-1].actor_id == "acme/alice"
     assert world.app.audit.verify(GLOBAL_TENANT).ok
+
+
+def test_a_legal_hold_on_global_memory_refuses_the_whole_erasure(world: World) -> None:
+    about = world.publish("Customer u-5 disputes every refund", subjects=("u-5",))
+    own = world.propose(world.who("agent", "acme"), "u-5 lives in Lyon", (Scope.USER, "u-5"))
+    world.app.memory.place_hold(world.who("pat", GLOBAL_TENANT), Scope.GLOBAL, "all", "audit")
+
+    with pytest.raises(Conflict, match="legal hold"):
+        world.app.subjects.erase(world.who("alice", "acme"), "u-5")
+
+    assert world.app.memory.get(world.who("alice", "acme"), own).memory_id == own
+    assert world.app.memory.get(world.who("pat", GLOBAL_TENANT), about).memory_id == about
 
 
 def test_a_tenant_cannot_change_global_memory(world: World) -> None:

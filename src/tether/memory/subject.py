@@ -54,6 +54,25 @@ def export_global_memories_txn(
     return [seen_by(principal, record).model_dump(mode="json") for record in records]
 
 
+def refuse_held_subject_memories_txn(
+    txn: MemoryStore, tenant_id: str, subject_id: str
+) -> list[MemoryRecord]:
+    """The subject's memories in ``tenant_id``.
+
+    Raises:
+        Conflict: a legal hold covers the scope of one of them.
+    """
+    holds = {scope_key(scope, scope_id) for scope, scope_id in txn.list_memory_holds(tenant_id)}
+    records = txn.list_subject_memories(tenant_id, subject_id)
+    blocked = [r for r in records if scope_key(r.scope, r.scope_id) in holds]
+    if blocked:
+        raise Conflict(
+            f"{len(blocked)} of the subject's memories are under legal hold; release the "
+            "hold before erasing"
+        )
+    return records
+
+
 def erase_subject_memories_txn(
     txn: MemoryStore, tenant_id: str, subject_id: str, subject_hash: str
 ) -> int:
@@ -64,14 +83,7 @@ def erase_subject_memories_txn(
         Conflict: a legal hold covers the scope of one of the memories (nothing is
             deleted).
     """
-    holds = {scope_key(scope, scope_id) for scope, scope_id in txn.list_memory_holds(tenant_id)}
-    records = txn.list_subject_memories(tenant_id, subject_id)
-    blocked = [r for r in records if scope_key(r.scope, r.scope_id) in holds]
-    if blocked:
-        raise Conflict(
-            f"{len(blocked)} of the subject's memories are under legal hold; release the "
-            "hold before erasing"
-        )
+    records = refuse_held_subject_memories_txn(txn, tenant_id, subject_id)
     for record in records:
         txn.delete_memory_decisions_for(tenant_id, record.memory_id, subject_hash)
         txn.delete_memory(tenant_id, record.memory_id)
