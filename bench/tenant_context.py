@@ -10,7 +10,8 @@ Two measurements on a scratch database ``tether_bench_ctx_<random>`` (dropped at
    checkouts to compare whole code paths.
 2. **Signed against unsigned, side by side.** Two copies of one table (200 rows for each
    of two tenants), one under the policy this code uses,
-   ``tenant_id = (SELECT tether_tenant())`` with the signed context, the other under the
+   ``tenant_id = (SELECT tether_tenant())`` with the signed context entered once per
+   transaction (``tether_enter``, core 0003), the other under the
    policy used before it, ``tenant_id = current_setting('tether.tenant_id', true)`` with
    the tenant set alone. The same connection runs BEGIN, sets the context, runs one query,
    COMMITs, alternating between the two in rounds, so load on the machine hits both alike.
@@ -98,14 +99,13 @@ def _side_by_side(url: str, app: Tether, transactions: int, rounds: int) -> None
                 )
                 conn.execute(query.format(table="ctx_unsigned")).fetchall()
 
+        conn.execute("SELECT tether_session_start()")
+
         def signed(query: str) -> None:
             nonce, signature = sign_tenant(key, "a", pid)
             with conn.transaction():
                 conn.execute(
-                    "SELECT set_config('role', 'tether_app', true), "
-                    "set_config('tether.tenant_id', %s, true), "
-                    "set_config('tether.tenant_nonce', %s, true), "
-                    "set_config('tether.tenant_sig', %s, true)",
+                    "SELECT set_config('role', 'tether_app', true), tether_enter(%s, %s, %s)",
                     ("a", nonce, signature),
                 )
                 conn.execute(query.format(table="ctx_signed")).fetchall()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether import FakeClock, Tether
 from tether.principals import Principal
 from tether.runs import NOT_APPLIED, Executor, Run, RunStatus, Wait, WorkflowRegistry
@@ -138,7 +138,7 @@ class Harness:
             self.journal(run_id),
             self.checkpoints(run_id),
             self.waits(run_id),
-            self.app.audit.entries(TENANT, limit=10_000),
+            self.app.audit.entries(auditor(TENANT), limit=10_000),
         )
 
 

@@ -24,6 +24,7 @@ import pytest
 
 from tether import Tether
 from tether.config import Settings, load_settings
+from tether.principals import Principal, Role
 
 BackendName = Literal["sqlite", "postgres"]
 POSTGRES_ENV = "TETHER_TEST_POSTGRES_URL"
@@ -110,6 +111,12 @@ class RawConnection:
             "SELECT entry_id FROM audit_log WHERE tenant_id = ? AND seq = ?", [tenant_id, seq]
         )
         return str(rows[0][0])
+
+
+def auditor(tenant_id: str) -> Principal:
+    """An admin of ``tenant_id`` (the Python API trusts the principal it is given), for
+    tests that read a tenant's trail or act on it without caring who does."""
+    return Principal(tenant_id, "auditor", frozenset({Role.ADMIN}))
 
 
 def record(app: Tether, tenant_id: str, count: int, *, actor: str = "alice") -> None:

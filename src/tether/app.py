@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -107,17 +107,32 @@ class Tether:
         self.subjects = Subjects(storage, self.clock, self.ids, self.audit, working=self.working)
 
     def executor(
-        self, registry: WorkflowRegistry, *, procedures_dir: str | None = None, **options: Any
+        self,
+        registry: WorkflowRegistry,
+        *,
+        procedures_dir: str | None = None,
+        procedures_tenants: Sequence[str] | None = None,
+        **options: Any,
     ) -> Executor:
         """An executor for the workflows in ``registry`` (see :class:`Executor` options).
 
         It enforces the procedures published for each run's tenant; given
         ``procedures_dir`` (default ``TETHER_PROCEDURES_DIR``) it also publishes that
-        directory for the tenant of each run it claims whenever the files change.
+        directory, whenever the files change, for the tenants in ``procedures_tenants``
+        (default ``TETHER_PROCEDURES_TENANTS``) and no other.
+
+        Raises:
+            InvalidInput: a procedures directory without tenants.
         """
         directory = procedures_dir or self.settings.procedures_dir
+        tenants = procedures_tenants
+        if tenants is None and self.settings.procedures_tenants:
+            tenants = [t.strip() for t in self.settings.procedures_tenants.split(",") if t.strip()]
         options.setdefault(
-            "procedures", self.procedures.gate(directory, owner=str(options.get("owner") or ""))
+            "procedures",
+            self.procedures.gate(
+                directory, owner=str(options.get("owner") or ""), tenants=tenants or ()
+            ),
         )
         return Executor(self.storage, registry, clock=self.clock, ids=self.ids, **options)
 

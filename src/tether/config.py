@@ -142,8 +142,15 @@ class Settings(BaseSettings):
     procedures_dir: Path | None = Field(
         None,
         description=(
-            "Directory of skill and policy YAML files that workers publish for each tenant "
-            "they serve when the files change (see docs/procedures.md)."
+            "Directory of skill and policy YAML files that workers publish, when the files "
+            "change, for the tenants in TETHER_PROCEDURES_TENANTS (see docs/procedures.md)."
+        ),
+    )
+    procedures_tenants: str | None = Field(
+        None,
+        description=(
+            "Comma-separated tenants a worker's procedures directory applies to; a directory "
+            "without tenants is refused."
         ),
     )
     housekeeping_interval_s: float = Field(

@@ -21,6 +21,7 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict
 from tether.memory.service import Memory
+from tether.permissions import authorize
 from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.redaction import get_logger
 from tether.runs.retention import RunRetention
@@ -103,7 +104,7 @@ class Housekeeping:
         Raises:
             Conflict: another worker is running the tenant's pass.
         """
-        principal.require(Role.OPERATOR)
+        authorize(principal, "housekeeping.run")
         if not self._acquire(principal.tenant_id, owner, force=True):
             raise Conflict(
                 f"a housekeeping pass of tenant {principal.tenant_id!r} is running elsewhere; "

@@ -6,8 +6,17 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tether.errors import InvalidInput, PermissionDenied
+from tether.errors import InvalidInput
 from tether.ids import check_name
+
+RESERVED_PREFIX = "_"
+"""Ids of tenants Tether keeps for itself start with this; no created tenant's id can."""
+
+GLOBAL_TENANT = RESERVED_PREFIX + "global"
+"""The reserved tenant that holds global memory, and the platform's own tenant: its
+principals are the platform administrators (see :mod:`tether.permissions`). Every tenant
+reads global memory; only platform administrators write it. The memory migration 0002
+creates it."""
 
 
 class Role(enum.StrEnum):
@@ -32,27 +41,19 @@ def parse_roles(values: Iterable[str]) -> frozenset[Role]:
 
 @dataclass(frozen=True)
 class Principal:
-    """An actor inside one tenant. ``admin`` satisfies every role requirement."""
+    """An actor inside one tenant; what its roles allow is :mod:`tether.permissions`."""
 
     tenant_id: str
     principal_id: str
     roles: frozenset[Role]
 
     def __post_init__(self) -> None:
-        check_name(self.tenant_id, what="tenant")
+        if self.tenant_id != GLOBAL_TENANT:
+            check_name(self.tenant_id, what="tenant")
         check_name(self.principal_id, what="principal")
 
     def has_role(self, role: Role) -> bool:
         return Role.ADMIN in self.roles or role in self.roles
-
-    def require(self, *roles: Role) -> None:
-        """Raise :class:`PermissionDenied` unless the principal has one of ``roles``."""
-        if not any(self.has_role(role) for role in roles):
-            needed = " or ".join(role.value for role in roles)
-            raise PermissionDenied(
-                f"principal {self.principal_id!r} in tenant {self.tenant_id!r} needs the "
-                f"{needed} role; an admin can grant it with `tether principals add`"
-            )
 
 
 SYSTEM_ACTOR = "system"

@@ -3,7 +3,9 @@
 A person's memories and threads are exported and erased in one transaction of the main
 store (a legal hold on any of them refuses the erasure and changes nothing); the working
 memory of their threads may live on Redis, so it follows that transaction, with an audit
-entry of its own. Each component supplies its part as ``_txn`` functions
+entry of its own. Global memory about the person (held by the platform tenant) is
+exported without its writer's identity and erased with the rest, in a transaction of the
+platform tenant, recorded in both trails. Each component supplies its part as ``_txn`` functions
 (:mod:`tether.memory.subject`, :mod:`tether.threads.subject`).
 """
 
@@ -16,10 +18,13 @@ from tether.clock import Clock
 from tether.ids import IdSource
 from tether.memory.subject import (
     erase_subject_memories_txn,
+    export_global_memories_txn,
     export_subject_memories_txn,
     insert_tombstone_txn,
+    refuse_held_subject_memories_txn,
 )
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import GLOBAL_TENANT, Principal
 from tether.storage.base import Storage
 from tether.threads.subject import erase_user_threads_txn, export_user_threads_txn
 from tether.validation import guarded
@@ -48,13 +53,16 @@ class Subjects:
     def export(self, principal: Principal, user_id: str) -> dict[str, Any]:
         """Everything held about a person, as JSON-ready data: memories, threads (with
         their turns and summaries) and the working memory of those threads."""
-        principal.require(Role.ADMIN, Role.OPERATOR)
+        authorize(principal, "subjects.export")
         tenant = principal.tenant_id
         with self._storage.transaction(tenant, write=False) as txn:
             memories = export_subject_memories_txn(txn, tenant, user_id)
             threads = export_user_threads_txn(txn, tenant, user_id)
+        if tenant != GLOBAL_TENANT:
+            with self._storage.transaction(GLOBAL_TENANT, write=False) as txn:
+                memories += export_global_memories_txn(txn, principal, user_id)
         sessions = [t["thread"]["thread_id"] for t in threads]
-        working = self._working.export_sessions(tenant, sessions) if sessions else {}
+        working = self._working.export_sessions(principal, sessions) if sessions else {}
         return {
             "tenant_id": tenant,
             "subject_id": user_id,
@@ -81,12 +89,16 @@ class Subjects:
             and ``working_memory`` when there were any).
 
         Raises:
-            Conflict: a legal hold covers one of the memories or threads; nothing changes.
+            Conflict: a legal hold covers one of the memories or threads, or one of the
+                global memories about the person; nothing changes.
         """
-        principal.require(Role.ADMIN)
+        authorize(principal, "subjects.erase")
         tenant = principal.tenant_id
         now = self._clock.now()
         subject_hash = self._audit.subject_hash(tenant, user_id)
+        if tenant != GLOBAL_TENANT:
+            with self._storage.transaction(GLOBAL_TENANT, write=False) as txn:
+                refuse_held_subject_memories_txn(txn, GLOBAL_TENANT, user_id)
         with self._storage.transaction(tenant) as txn:
             counts = {"memories": erase_subject_memories_txn(txn, tenant, user_id, subject_hash)}
             erased_threads, sessions = erase_user_threads_txn(txn, tenant, user_id)
@@ -109,9 +121,42 @@ class Subjects:
                 details=counts,
                 subjects=[user_id],
             )
+        if tenant != GLOBAL_TENANT:
+            self._erase_global_memories(principal, user_id, counts)
         self._erase_working_memory(principal, user_id, sessions, counts)
         self._storage.compact_after_erasure()
         return counts
+
+    def _erase_global_memories(
+        self, principal: Principal, user_id: str, counts: dict[str, int]
+    ) -> None:
+        """Erase global memory about the person: a person's right to erasure reaches what
+        the platform holds about them too. Recorded in the platform's trail (naming the
+        tenant that asked) and, by the caller, in the tenant's."""
+        subject_hash = self._audit.subject_hash(GLOBAL_TENANT, user_id)
+        with self._storage.transaction(GLOBAL_TENANT) as txn:
+            erased = erase_subject_memories_txn(txn, GLOBAL_TENANT, user_id, subject_hash)
+            if not erased:
+                return
+            self._audit.record_txn(
+                txn,
+                tenant_id=GLOBAL_TENANT,
+                actor_id=f"{principal.tenant_id}/{principal.principal_id}",
+                action="memory.subject_erased",
+                target="subject",
+                details={"memories": erased},
+                subjects=[user_id],
+            )
+        counts["global_memories"] = erased
+        with self._storage.transaction(principal.tenant_id) as txn:
+            self._audit.record_by_txn(
+                txn,
+                principal,
+                action="memory.subject_global_memory_erased",
+                target="subject",
+                details={"global_memories": erased},
+                subjects=[user_id],
+            )
 
     def _erase_working_memory(
         self, principal: Principal, user_id: str, sessions: list[str], counts: dict[str, int]
@@ -120,7 +165,7 @@ class Subjects:
         goes after the main transaction, with an audit entry of its own)."""
         if not sessions:
             return
-        erased = self._working.erase_sessions(principal.tenant_id, sessions)
+        erased = self._working.erase_sessions(principal, sessions)
         if not erased:
             return
         counts["working_memory"] = erased

@@ -12,17 +12,19 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, UnknownTenant
 from tether.ids import check_name
-from tether.principals import SYSTEM_ACTOR, Principal, Role, check_principal_id, parse_roles
+from tether.permissions import authorize
+from tether.principals import (
+    GLOBAL_TENANT,
+    RESERVED_PREFIX,
+    SYSTEM_ACTOR,
+    Principal,
+    Role,
+    check_principal_id,
+    parse_roles,
+)
 from tether.storage.base import PrincipalRow, Storage, TenantRow
 from tether.storage.stores import CoreStore
 from tether.validation import guarded
-
-RESERVED_PREFIX = "_"
-"""Ids of tenants Tether keeps for itself start with this; no created tenant's id can."""
-
-GLOBAL_TENANT = RESERVED_PREFIX + "global"
-"""The reserved tenant that holds global memory: every tenant may read it, only
-administrators write it; the memory migration 0002 creates it."""
 
 
 class Tenant(BaseModel):
@@ -151,8 +153,10 @@ class TenantDirectory:
         ]
 
     def principal(self, tenant_id: str, principal_id: str) -> Principal:
-        """Resolve a principal id to its roles in the tenant."""
-        self.require(tenant_id)
+        """Resolve a principal id to its roles in the tenant (``_global``: a platform
+        administrator)."""
+        if tenant_id != GLOBAL_TENANT:
+            self.require(tenant_id)
         check_name(principal_id, what="principal")
         with self._storage.transaction(tenant_id, write=False) as txn:
             row = txn.get_principal(tenant_id, principal_id)
@@ -163,14 +167,18 @@ class TenantDirectory:
             )
         return PrincipalRecord.from_row(row).as_principal()
 
-    def principals(self, tenant_id: str) -> list[PrincipalRecord]:
-        self.require(tenant_id)
+    def principals(self, principal: Principal) -> list[PrincipalRecord]:
+        """The principals of the principal's tenant and their roles."""
+        authorize(principal, "tenants.principals")
+        tenant_id = principal.tenant_id
+        if tenant_id != GLOBAL_TENANT:
+            self.require(tenant_id)
         with self._storage.transaction(tenant_id, write=False) as txn:
             return [PrincipalRecord.from_row(row) for row in txn.list_principals(tenant_id)]
 
     def grant(self, by: Principal, principal_id: str, roles: Iterable[str]) -> PrincipalRecord:
         """Create a principal or replace its roles; only an admin may."""
-        by.require(Role.ADMIN)
+        authorize(by, "tenants.grant")
         self.require(by.tenant_id)
         check_principal_id(principal_id)
         parsed = parse_roles(roles)
@@ -179,6 +187,26 @@ class TenantDirectory:
         with self._storage.transaction(by.tenant_id) as txn:
             self._grant_txn(txn, by.tenant_id, principal_id, parsed, by.principal_id)
             row = txn.get_principal(by.tenant_id, principal_id)
+        if row is None:
+            raise NotFound(f"principal {principal_id!r} vanished while being saved")
+        return PrincipalRecord.from_row(row)
+
+    def add_platform_admin(self, principal_id: str) -> PrincipalRecord:
+        """Make ``principal_id`` a platform administrator (a maintenance action, done as
+        the system, like creating a tenant).
+
+        Platform administrators are the admins of the reserved tenant ``_global``: they
+        alone write global memory. No tenant admin can create one, since granting works
+        only inside the granter's own tenant.
+        """
+        check_principal_id(principal_id)
+        with self._storage.system_transaction() as txn:
+            if txn.get_tenant(GLOBAL_TENANT) is None:
+                raise UnknownTenant(
+                    f"the platform tenant {GLOBAL_TENANT!r} is missing; run `tether migrate`"
+                )
+            self._grant_txn(txn, GLOBAL_TENANT, principal_id, frozenset({Role.ADMIN}), SYSTEM_ACTOR)
+            row = txn.get_principal(GLOBAL_TENANT, principal_id)
         if row is None:
             raise NotFound(f"principal {principal_id!r} vanished while being saved")
         return PrincipalRecord.from_row(row)

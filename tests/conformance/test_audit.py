@@ -12,7 +12,7 @@ from itertools import pairwise
 
 import pytest
 
-from tests.support import RawConnection, TestDatabase, record
+from tests.support import RawConnection, TestDatabase, auditor, record
 from tether import FakeClock, Tether
 from tether.audit.log import AuditLog
 from tether.errors import InvalidInput, TetherError
@@ -53,7 +53,7 @@ def test_recorded_entries_read_back_in_order(backend: TestDatabase) -> None:
         clock.advance(timedelta(minutes=5))
         record(app, "acme", 3)
 
-        entries = app.audit.entries("acme")
+        entries = app.audit.entries(auditor("acme"))
 
     assert [entry.seq for entry in entries] == [1, 2, 3, 4, 5, 6]
     assert entries[2] == written
@@ -66,8 +66,8 @@ def test_recorded_entries_read_back_in_order(backend: TestDatabase) -> None:
 
 
 def test_entries_page_by_sequence(acme: Tether) -> None:
-    first = acme.audit.entries("acme", limit=4)
-    rest = acme.audit.entries("acme", after_seq=first[-1].seq, limit=4)
+    first = acme.audit.entries(auditor("acme"), limit=4)
+    rest = acme.audit.entries(auditor("acme"), after_seq=first[-1].seq, limit=4)
 
     assert [entry.seq for entry in first] == [1, 2, 3, 4]
     assert [entry.seq for entry in rest] == [5, 6]
@@ -103,7 +103,7 @@ def test_entry_in_a_failed_transaction_is_not_kept(acme: Tether) -> None:
         )
         raise Boom
 
-    assert len(acme.audit.entries("acme")) == 6
+    assert len(acme.audit.entries(auditor("acme"))) == 6
     assert acme.audit.verify("acme").ok
 
 
@@ -116,7 +116,7 @@ def test_malformed_action_is_refused_and_nothing_written(acme: Tether) -> None:
             txn, tenant_id="acme", actor_id="alice", action="Closed Case", target="case:1"
         )
 
-    assert len(acme.audit.entries("acme")) == 6
+    assert len(acme.audit.entries(auditor("acme"))) == 6
 
 
 def test_edited_entry_is_named(acme: Tether, backend: TestDatabase) -> None:
@@ -215,13 +215,13 @@ def test_tampering_beyond_the_first_batch_is_named(app: Tether, backend: TestDat
 def test_audit_log_is_append_only_for_the_application(
     acme: Tether, statement: str, system: bool
 ) -> None:
-    before = acme.audit.entries("acme")
+    before = acme.audit.entries(auditor("acme"))
 
     opened = acme.storage.system_transaction() if system else acme.storage.transaction("acme")
     with pytest.raises(TetherError), opened as txn:
         txn.connection.execute(statement)
 
-    assert acme.audit.entries("acme") == before
+    assert acme.audit.entries(auditor("acme")) == before
     assert acme.audit.verify("acme").ok
 
 
@@ -236,12 +236,12 @@ def test_audit_log_is_append_only_for_the_application(
 def test_audit_log_refuses_changes_even_from_the_database_owner(
     acme: Tether, backend: TestDatabase, statement: str
 ) -> None:
-    before = acme.audit.entries("acme")
+    before = acme.audit.entries(auditor("acme"))
 
     with backend.raw() as raw, pytest.raises(Exception, match="append-only"):
         raw.execute(statement)
 
-    assert acme.audit.entries("acme") == before
+    assert acme.audit.entries(auditor("acme")) == before
 
 
 def test_subject_ids_are_stored_only_as_keyed_hashes(acme: Tether) -> None:
@@ -259,8 +259,8 @@ def test_subject_ids_are_stored_only_as_keyed_hashes(acme: Tether) -> None:
         {acme.audit.subject_hash("acme", SUBJECT), acme.audit.subject_hash("acme", OTHER_SUBJECT)}
     )
     assert entry.subject_hashes == expected
-    assert acme.audit.entries("acme")[-1].subject_hashes == expected
-    assert SUBJECT not in repr(acme.audit.entries("acme"))
+    assert acme.audit.entries(auditor("acme"))[-1].subject_hashes == expected
+    assert SUBJECT not in repr(acme.audit.entries(auditor("acme")))
 
 
 def test_subject_hashes_differ_between_tenants_and_keys(backend: TestDatabase) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import PostgresServer, TestDatabase, record
+from tests.support import PostgresServer, TestDatabase, auditor, record
 from tether import Tether, canonical
 from tether.audit.chain import GENESIS, entry_hash, legacy_hash
 from tether.clock import format_timestamp, parse_timestamp
@@ -275,8 +275,8 @@ def test_a_trail_written_before_keys_verifies_after_migrate(
     with app:
         record(app, "acme", 2)
         report = app.audit.verify("acme")
-        entries = app.audit.entries("acme")
-        globex = app.audit.entries("globex")
+        entries = app.audit.entries(auditor("acme"))
+        globex = app.audit.entries(auditor("globex"))
 
     assert report.ok
     assert [e.entry_hash for e in entries[: len(unkeyed)]] == [r.entry_hash for r in unkeyed]
@@ -341,7 +341,7 @@ def test_an_older_databases_subject_key_moves_into_the_key_file(
     old_key = bytes(range(32))
     database = TestDatabase("sqlite", url, path=path)
     with database.raw() as raw:
-        raw.execute("DELETE FROM tether_schema_versions WHERE component = 'core' AND version = 2")
+        raw.execute("DELETE FROM tether_schema_versions WHERE component = 'core' AND version >= 2")
         raw.execute(
             "INSERT INTO tether_meta (key, value) VALUES ('subject_hash_key', ?)", [old_key.hex()]
         )
@@ -352,7 +352,7 @@ def test_an_older_databases_subject_key_moves_into_the_key_file(
     with database.raw() as raw:
         left = raw.execute("SELECT count(*) FROM tether_meta WHERE key = 'subject_hash_key'")
 
-    assert [(m.component, m.version) for m in applied] == [("core", 2)]
+    assert [(m.component, m.version) for m in applied] == [("core", 2), ("core", 3)]
     assert read_key_file(tmp_path / "old.db.key").master == old_key
     assert subject_hash == hmac.new(old_key, b"acme\x00patient-1", hashlib.sha256).hexdigest()
     assert left == [(0,)]
@@ -406,7 +406,10 @@ def test_a_postgres_database_from_before_keys_upgrades_and_its_trail_verifies(
             )
             upgraded: set[str] = set()
             for migration in load_migrations("tether.storage.postgres"):
-                if migration.name == "signed_tenant" or migration.component in AFTER_KEYS:
+                if (
+                    migration.name in ("signed_tenant", "transaction_bound_tenant")
+                    or migration.component in AFTER_KEYS
+                ):
                     upgraded.add(migration.component)
                 if migration.component in upgraded:
                     continue  # this change, and what came after it, are the upgrade
@@ -433,12 +436,15 @@ def test_a_postgres_database_from_before_keys_upgrades_and_its_trail_verifies(
         with app:
             record(app, "acme", 1)
             report = app.audit.verify("acme")
-            actions = [entry.action for entry in app.audit.entries("acme")]
+            actions = [entry.action for entry in app.audit.entries(auditor("acme"))]
             subject_hash = app.audit.subject_hash("acme", "patient-1")
         with database.raw() as raw:
             left = raw.execute("SELECT count(*) FROM tether_meta")
 
-        assert {(m.component, m.name) for m in applied} >= {("core", "signed_tenant")}
+        assert {(m.component, m.name) for m in applied} >= {
+            ("core", "signed_tenant"),
+            ("core", "transaction_bound_tenant"),
+        }
         assert report.ok, report.problem
         assert actions == ["case.closed"] * 3 + ["audit.keyed", "case.reviewed"]
         assert read_key_file(tmp_path / "moved.key").master == old_key

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from tests.hostile_support import HOSTILE_TEXTS, MARKUP_TEXTS, database_rows
 from tests.memory_support import create_tenant
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether import Tether
 from tether.cli.main import app as cli_app
 from tether.errors import TetherError
@@ -86,16 +86,18 @@ CALLS: dict[str, Call] = {
     ),
     "threads.turns": lambda app, who, a, b, n: app.threads.turns(who["olga"], a, from_seq=n),
     "working.set": lambda app, who, a, b, n: app.working.set(
-        TENANT, a, b, {"v": n, a[:10]: b}, ttl_s=n
+        auditor(TENANT), a, b, {"v": n, a[:10]: b}, ttl_s=n
     ),
-    "working.get": lambda app, who, a, b, n: app.working.get(TENANT, a, b),
+    "working.get": lambda app, who, a, b, n: app.working.get(auditor(TENANT), a, b),
     "runs.all": lambda app, who, a, b, n: app.runs.all(who["olga"], status=a, limit=n),
     "runs.start": lambda app, who, a, b, n: app.runs.start(
         who["olga"], notes_workflow(), {"notes": {a: n, "b": b}}, max_steps=n
     ),
     "runs.answer": lambda app, who, a, b, n: app.runs.answer(who["olga"], a, {"x": n}),
     "subjects.export": lambda app, who, a, b, n: app.subjects.export(who["alice"], a),
-    "audit.entries": lambda app, who, a, b, n: app.audit.entries(TENANT, after_seq=n, limit=n),
+    "audit.entries": lambda app, who, a, b, n: app.audit.entries(
+        auditor(TENANT), after_seq=n, limit=n
+    ),
     "tenants.create": lambda app, who, a, b, n: app.tenants.create(a, name=b),
 }
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from tests.hostile_support import HOSTILE_NUMBERS, HOSTILE_TEXTS, database_rows, nested
 from tests.memory_support import create_tenant, postgres_database, propose, read_pages
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether import Tether
 from tether.errors import InvalidInput
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
@@ -83,8 +83,8 @@ def test_hostile_text_is_refused_everywhere_and_changes_nothing(
         "memory_id": lambda: app.memory.get(olga, text),
         "user_id": lambda: app.subjects.export(alice, text),
         "title": lambda: app.threads.create(olga, "u-1", title=text),
-        "key": lambda: app.working.set(TENANT, "s-1", text, 1),
-        "value": lambda: app.working.set(TENANT, "s-1", "k", {"note": text}),
+        "key": lambda: app.working.set(auditor(TENANT), "s-1", text, 1),
+        "value": lambda: app.working.set(auditor(TENANT), "s-1", "k", {"note": text}),
         "turn": lambda: app.threads.append(
             olga, seeded["thread"], NewTurn(role=TurnRole.USER, content=text[:100_000])
         ),
@@ -115,7 +115,7 @@ def test_out_of_range_and_non_finite_numbers_are_refused(
 ) -> None:
     number = HOSTILE_NUMBERS[kind]
     olga = cast["olga"]
-    refuses(backend, lambda: app.working.set(TENANT, "s-1", "k", number), field="value")
+    refuses(backend, lambda: app.working.set(auditor(TENANT), "s-1", "k", number), field="value")
     refuses(
         backend,
         lambda: app.runs.start(olga, notes_workflow(), {"notes": {"n": number}}),
@@ -139,7 +139,7 @@ def test_deep_nesting_is_refused(
     app: Tether, backend: TestDatabase, cast: dict[str, Principal]
 ) -> None:
     deep = nested(10_000)
-    refuses(backend, lambda: app.working.set(TENANT, "s-1", "k", deep), field="nested")
+    refuses(backend, lambda: app.working.set(auditor(TENANT), "s-1", "k", deep), field="nested")
     refuses(
         backend,
         lambda: app.runs.start(cast["olga"], notes_workflow(), {"notes": {"d": deep}}),
@@ -156,10 +156,10 @@ def test_limits_durations_and_statuses_are_checked(
     refuses(backend, lambda: app.runs.all(olga, status="bogus"), field="status")
     refuses(backend, lambda: app.memory.retention_cycle(olga, decay_after_days=-1))
     refuses(backend, lambda: app.memory.retention_cycle(olga, decay_after_days=0))
-    refuses(backend, lambda: app.working.set(TENANT, "s", "k", 1, ttl_s=-5), field="ttl_s")
-    refuses(backend, lambda: app.working.set(TENANT, "s", "k", 1, ttl_s=float("nan")))
+    refuses(backend, lambda: app.working.set(auditor(TENANT), "s", "k", 1, ttl_s=-5), field="ttl_s")
+    refuses(backend, lambda: app.working.set(auditor(TENANT), "s", "k", 1, ttl_s=float("nan")))
     refuses(backend, lambda: app.threads.all(olga, limit=10**30))
-    refuses(backend, lambda: app.audit.entries(TENANT, limit=-3), field="limit")
+    refuses(backend, lambda: app.audit.entries(auditor(TENANT), limit=-3), field="limit")
     refuses(backend, lambda: app.memory.reembed(olga, batch=0), field="batch")
     refuses(
         backend,
@@ -233,14 +233,14 @@ def test_erasing_a_users_threads_erases_their_working_memory(
 ) -> None:
     thread = app.threads.create(cast["olga"], "u-1", title="refund").thread_id
     other = app.threads.create(cast["olga"], "u-2", title="other").thread_id
-    app.working.set(TENANT, thread, "draft", "refund to IBAN ...")
-    app.working.set(TENANT, other, "draft", "kept")
+    app.working.set(auditor(TENANT), thread, "draft", "refund to IBAN ...")
+    app.working.set(auditor(TENANT), other, "draft", "kept")
 
     counts = app.threads.erase_user(cast["alice"], "u-1")
 
     assert counts["working_memory"] == 1
-    assert app.working.items(TENANT, thread) == {}
-    assert app.working.items(TENANT, other) == {"draft": "kept"}
+    assert app.working.items(auditor(TENANT), thread) == {}
+    assert app.working.items(auditor(TENANT), other) == {"draft": "kept"}
 
 
 def test_the_recall_log_keeps_no_subject_id_in_the_clear(
@@ -290,7 +290,7 @@ def test_postgres_erasure_leaves_no_thread_title_or_working_memory_in_the_pages(
     with pg_database.open() as app, pg_database.raw() as raw:
         cast = create_tenant(app, TENANT)
         thread = app.threads.create(cast["olga"], "u-1", title=title).thread_id
-        app.working.set(TENANT, thread, "draft", value)
+        app.working.set(auditor(TENANT), thread, "draft", value)
         relations = [(t, t, "heap") for t in ("threads", "working_memory")]
         before = b"".join(b"".join(r.pages) for r in read_pages(raw, relations))
         assert title.encode() in before and value.encode() in before

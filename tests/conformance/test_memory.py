@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether import FakeClock, Tether
 from tether.errors import Conflict, NotFound
 from tether.memory.models import (
@@ -215,7 +215,7 @@ def test_erase_subject_leaves_no_bytes_of_their_memories(
     assert world.app.memory.get(world.who("agent"), str(kept.memory_id)).text.startswith(
         "Unrelated"
     )
-    entries = world.app.audit.entries("acme", limit=1000)
+    entries = world.app.audit.entries(auditor("acme"), limit=1000)
     assert any(e.action == "memory.subject_erased" for e in entries)
     assert world.app.audit.verify("acme").ok
     if backend.backend == "sqlite":

@@ -37,7 +37,7 @@ from tests.memory_support import (
     read_pages,
     scope_key,
 )
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether import FakeClock, Tether
 from tether.errors import NotFound, TetherError
 from tether.memory.models import MemoryKind, PolicyDecision, Scope, SourceType, Verdict
@@ -298,7 +298,9 @@ def test_erasure_keeps_a_tombstone_and_an_audit_entry_without_the_text(
     assert f'"memories":{len(planted.erased_ids)}' in str(tombstones[0][2]).replace(" ", "")
     assert "u-1" not in repr(tombstone_rows)
     erased = [
-        e for e in app.audit.entries("acme", limit=10_000) if e.action == "memory.subject_erased"
+        e
+        for e in app.audit.entries(auditor("acme"), limit=10_000)
+        if e.action == "memory.subject_erased"
     ]
     assert len(erased) == 1
     assert erased[0].subject_hashes == [subject_hash]

@@ -23,8 +23,8 @@ from tests.runs_support import (
     open_harness,
     open_wait,
 )
-from tests.support import TestDatabase
-from tether.errors import PermissionDenied, ProcedureInvalid
+from tests.support import TestDatabase, auditor
+from tether.errors import InvalidInput, PermissionDenied, ProcedureInvalid
 from tether.runs import END, InterruptReason, RunContext, RunStatus, Workflow, WorkflowRegistry
 from tether.runs.models import JournalKind, RunEvent
 
@@ -96,18 +96,20 @@ def events(h: Harness, run_id: str, kind: str) -> list[RunEvent]:
 
 
 def test_publish_makes_a_version_current_audited_and_idempotent(h: Harness) -> None:
-    assert h.app.procedures.current(TENANT) is None
+    assert h.app.procedures.current(auditor(TENANT)) is None
     first = h.app.procedures.publish(h.admin, EXAMPLES)
     assert first.changed and first.previous is None
-    current = h.app.procedures.current(TENANT)
+    current = h.app.procedures.current(auditor(TENANT))
     assert current is not None
     assert current.procedures.version == first.version
     assert current.by == "alice"
     assert h.app.procedures.publish(h.admin, EXAMPLES).changed is False
-    audit = [e for e in h.app.audit.entries(TENANT, limit=1000) if e.action.startswith("proc")]
+    audit = [
+        e for e in h.app.audit.entries(auditor(TENANT), limit=1000) if e.action.startswith("proc")
+    ]
     assert [e.action for e in audit] == ["procedures.published"]
     assert audit[0].details["version"] == first.version
-    blocks = h.app.procedures.render_for_context(TENANT)
+    blocks = h.app.procedures.render_for_context(auditor(TENANT))
     assert blocks[0].startswith("Skill deploy-staging-first")
     assert "never-delete-production-data (forbidden)" in blocks[-1]
     with pytest.raises(PermissionDenied):
@@ -119,9 +121,9 @@ def test_a_malformed_publish_changes_nothing(h: Harness, tmp_path: Path) -> None
     bad = write(tmp_path / "bad", {"oops.yaml": policy("x", "explode", "db.*")})
     with pytest.raises(ProcedureInvalid, match=r"oops\.yaml: field action"):
         h.app.procedures.publish(h.admin, bad)
-    current = h.app.procedures.current(TENANT)
+    current = h.app.procedures.current(auditor(TENANT))
     assert current is not None and current.procedures.version == good.version
-    assert len(h.app.procedures.history(TENANT)) == 1
+    assert len(h.app.procedures.history(auditor(TENANT))) == 1
 
 
 def test_an_empty_set_is_published_only_when_asked_for(h: Harness, tmp_path: Path) -> None:
@@ -130,13 +132,13 @@ def test_an_empty_set_is_published_only_when_asked_for(h: Harness, tmp_path: Pat
     empty = write(tmp_path / "empty", {})
     with pytest.raises(ProcedureInvalid, match="no skills or policies"):
         h.app.procedures.publish(h.admin, empty)
-    current = h.app.procedures.current(TENANT)
+    current = h.app.procedures.current(auditor(TENANT))
     assert current is not None and current.procedures.version == good.version
-    assert len(h.app.procedures.history(TENANT)) == 1
+    assert len(h.app.procedures.history(auditor(TENANT))) == 1
 
     cleared = h.app.procedures.publish(h.admin, empty, allow_empty=True)
     assert cleared.changed and cleared.previous == good.version
-    current = h.app.procedures.current(TENANT)
+    current = h.app.procedures.current(auditor(TENANT))
     assert current is not None and current.procedures.version == cleared.version
 
 
@@ -147,10 +149,12 @@ def test_a_worker_never_publishes_an_empty_folder(h: Harness, tmp_path: Path) ->
     directory = write(tmp_path / "live", {})
     service = CaseService()
     registry = WorkflowRegistry(job_workflow(service))
-    executor = h.executor(registry, "w1", procedures_dir=str(directory))
+    executor = h.executor(
+        registry, "w1", procedures_dir=str(directory), procedures_tenants=[TENANT]
+    )
     run_id = start(h, registry, "db.delete_rows", {"env": "production"})
     executor.execute(TENANT, run_id)
-    current = h.app.procedures.current(TENANT)
+    current = h.app.procedures.current(auditor(TENANT))
     assert current is not None and current.procedures.version == good.version
     assert not events(h, run_id, "procedures.published")
     invalid = events(h, run_id, "procedures.invalid")[0].data
@@ -268,7 +272,9 @@ def test_editing_the_yaml_changes_behaviour_without_a_restart(h: Harness, tmp_pa
     directory = write(tmp_path / "live", {"deletes.yaml": policy("deletes", "warn", "db.delete*")})
     service = CaseService()
     registry = WorkflowRegistry(job_workflow(service))
-    executor = h.executor(registry, "w1", procedures_dir=str(directory))
+    executor = h.executor(
+        registry, "w1", procedures_dir=str(directory), procedures_tenants=[TENANT]
+    )
 
     first = start(h, registry, "db.delete_rows", {"env": "production"})
     assert executor.execute(TENANT, first).status is RunStatus.COMPLETED
@@ -280,7 +286,7 @@ def test_editing_the_yaml_changes_behaviour_without_a_restart(h: Harness, tmp_pa
     second_version = events(h, second, "policy.forbidden")[0].data["version"]
     assert second_version != first_version
     assert events(h, second, "procedures.published")[0].data["version"] == second_version
-    current = h.app.procedures.current(TENANT)
+    current = h.app.procedures.current(auditor(TENANT))
     assert current is not None and current.procedures.version == second_version
 
     # A malformed edit is refused, named, and the previous version stays in force.
@@ -339,3 +345,112 @@ def test_a_journaled_decision_is_not_re_evaluated_after_a_crash(h: Harness, tmp_
     decisions = [e for e in h.journal(run_id) if e.name == "policy:db.delete_rows"]
     assert len(decisions) == 1
     assert warned_under in (decisions[0].result or "")
+
+
+# -- procedures per tenant ---------------------------------------------------------------
+
+
+def test_a_workers_folder_applies_only_to_the_tenants_it_is_configured_for(
+    h: Harness, tmp_path: Path
+) -> None:
+    """A worker serving two tenants publishes its folder for the one it names; the other
+    keeps what its own admin published, and an empty folder removes nothing anywhere."""
+    h.app.tenants.create("globex", admin="gina")
+    gina = h.app.tenants.principal("globex", "gina")
+    h.app.tenants.grant(gina, "bot", ["agent"])
+    theirs = h.app.procedures.publish(gina, EXAMPLES)
+    directory = write(tmp_path / "live", {"deletes.yaml": policy("deletes", "warn", "db.delete*")})
+    service = CaseService()
+    registry = WorkflowRegistry(job_workflow(service))
+    executor = h.executor(
+        registry, "w1", procedures_dir=str(directory), procedures_tenants=[TENANT]
+    )
+
+    own = start(h, registry, "db.delete_rows", {"env": "production"})
+    executor.execute(TENANT, own)
+    other = h.app.runs.start(
+        h.app.tenants.principal("globex", "bot"),
+        registry.get("job"),
+        Job(action="db.delete_rows", request={"env": "production"}),
+    )
+    assert executor.execute("globex", other.run_id).status is RunStatus.PAUSED
+
+    mine = h.app.procedures.current(auditor(TENANT))
+    assert mine is not None and mine.by == "worker:w1"
+    assert [p.name for p in mine.procedures.policies] == ["deletes"]
+    globex = h.app.procedures.current(gina)
+    assert globex is not None and (globex.procedures.version, globex.by) == (theirs.version, "gina")
+    assert [row.published_by for row in h.app.procedures.history(gina)] == ["gina"]
+
+
+def test_a_procedures_folder_without_tenants_is_refused(h: Harness, tmp_path: Path) -> None:
+    directory = write(tmp_path / "live", {"deletes.yaml": policy("deletes", "warn", "db.delete*")})
+    registry = WorkflowRegistry(job_workflow(CaseService()))
+
+    with pytest.raises(InvalidInput, match="names no tenants"):
+        h.executor(registry, "w1", procedures_dir=str(directory))
+    with pytest.raises(InvalidInput):
+        h.executor(registry, "w1", procedures_dir=str(directory), procedures_tenants=["_global"])
+
+
+def test_each_publication_names_the_principal_who_made_it(h: Harness) -> None:
+    h.app.procedures.publish(h.admin, EXAMPLES)
+
+    [row] = h.app.procedures.history(h.admin)
+    assert row.published_by == h.admin.principal_id
+    current = h.app.procedures.current(h.viewer)
+    assert current is not None and current.by == h.admin.principal_id
+    [entry] = [
+        e for e in h.app.audit.entries(h.admin, limit=1000) if e.action == "procedures.published"
+    ]
+    assert entry.actor_id == h.admin.principal_id
+
+
+# -- who answers a review (issue: an agent answered its own review) -----------------------
+
+
+def forbidden_run(h: Harness, service: CaseService) -> tuple[WorkflowRegistry, str, str]:
+    h.app.procedures.publish(h.admin, EXAMPLES)
+    registry = WorkflowRegistry(job_workflow(service))
+    run_id = start(h, registry, "db.delete_rows", {"env": "production", "table": "orders"})
+    review = open_wait(h, h.executor(registry, "w1").execute(TENANT, run_id))
+    assert review.reason is InterruptReason.HUMAN_REVIEW
+    return registry, run_id, review.wait_id
+
+
+@pytest.mark.parametrize("who", ["agent", "self_approving_agent", "viewer"])
+def test_an_agent_cannot_answer_the_review_of_a_forbidden_effect(h: Harness, who: str) -> None:
+    """The bot whose effect a policy forbade cannot answer {"allow": true} to the review
+    (nor can any principal with the agent role, or without a reviewer's role): the run stays
+    paused and the forbidden effect never runs."""
+    service = CaseService()
+    registry, run_id, wait_id = forbidden_run(h, service)
+    before = h.snapshot(run_id)
+
+    with pytest.raises(PermissionDenied):
+        h.app.runs.answer(getattr(h, who), wait_id, {"allow": True})
+
+    assert h.snapshot(run_id) == before
+    assert h.executor(registry, "w2").execute(TENANT, run_id).status is RunStatus.PAUSED
+    assert service.calls == {}
+
+
+def test_the_principal_that_started_a_run_cannot_answer_its_review(h: Harness) -> None:
+    """An operator may review, but not a run it started itself: another person must."""
+    service = CaseService()
+    h.app.procedures.publish(h.admin, EXAMPLES)
+    registry = WorkflowRegistry(job_workflow(service))
+    run = h.app.runs.start(
+        h.operator,
+        registry.get("job"),
+        Job(action="db.delete_rows", request={"env": "production", "table": "orders"}),
+    )
+    review = open_wait(h, h.executor(registry, "w1").execute(TENANT, run.run_id))
+    before = h.snapshot(run.run_id)
+
+    with pytest.raises(PermissionDenied, match="started this run"):
+        h.app.runs.answer(h.operator, review.wait_id, {"allow": True})
+
+    assert h.snapshot(run.run_id) == before
+    h.app.runs.answer(h.approver, review.wait_id, {"allow": True})
+    assert h.executor(registry, "w2").execute(TENANT, run.run_id).status is RunStatus.COMPLETED

@@ -18,11 +18,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.support import PostgresServer, record
+from tests.support import PostgresServer, auditor, record
 from tether import Tether
 from tether.config import load_settings
 from tether.errors import ConfigError, PermissionDenied, UnknownTenant
 from tether.keys import hmac_pads
+from tether.storage.postgres import backend as postgres_backend
 from tether.storage.postgres.backend import sign_tenant
 
 pytestmark = pytest.mark.postgres
@@ -132,7 +133,7 @@ def test_public_api_still_works_for_each_tenant_as_the_application_role(
     two_tenants: TwoTenants,
 ) -> None:
     with Tether.open(two_tenants.settings()) as app:
-        assert [p.principal_id for p in app.tenants.principals("b")] == ["bert", "bob"]
+        assert [p.principal_id for p in app.tenants.principals(auditor("b"))] == ["bert", "bob"]
         assert app.audit.verify("a").ok
         assert app.audit.verify("b").entries_checked == 6
         app.tenants.grant(app.tenants.principal("a", "alice"), "amy", ["viewer"])
@@ -293,9 +294,16 @@ FORGE_ATTACKS = {
     "own-key-in-a-temporary-table": [
         "CREATE TEMP TABLE tether_secrets (purpose text, inner_pad bytea, outer_pad bytea)",
         "INSERT INTO pg_temp.tether_secrets VALUES ('pg-tenant-context', %(inner)s, %(outer)s)",
+        "SELECT tether_enter('b', %(nonce)s, %(sig)s)",
+    ],
+    "own-nonce-sequence-after-discard-temp": [
+        "DISCARD TEMP",
+        "CREATE TEMP SEQUENCE tether_nonces AS bigint MINVALUE 0 START 0",
+        "SELECT setval('pg_temp.tether_nonces', 0)",
+    ],
+    "set-tenant-and-a-proof": [
         "SELECT set_config('tether.tenant_id', 'b', true), "
-        "set_config('tether.tenant_nonce', %(nonce)s, true), "
-        "set_config('tether.tenant_sig', %(sig)s, true)",
+        "set_config('tether.tenant_proof', current_setting('tether.tenant_proof'), true)",
     ],
 }
 
@@ -369,25 +377,71 @@ def test_the_application_role_reads_no_key_material(
     assert meta_keys == (0,)
 
 
-def test_a_signature_for_another_backend_is_refused(two_tenants: TwoTenants) -> None:
-    # What a session could learn of another session's context is bound to that
-    # session's backend: replayed elsewhere, it selects nothing.
+def signatures_made(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every (tenant, nonce, signature) the backend signs from now on, as an attacker who
+    reads statement texts (``pg_stat_activity``) could learn them."""
+    made: list[dict[str, Any]] = []
+
+    def recording(key: bytes, tenant_id: str, backend_pid: int) -> tuple[int, str]:
+        nonce, sig = sign_tenant(key, tenant_id, backend_pid)
+        made.append({"tenant": tenant_id, "nonce": nonce, "sig": sig, "pid": backend_pid})
+        return nonce, sig
+
+    monkeypatch.setattr(postgres_backend, "sign_tenant", recording)
+    return made
+
+
+def test_a_signature_for_another_backend_is_refused(
+    two_tenants: TwoTenants, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = signatures_made(monkeypatch)
     settings = two_tenants.settings(pg_pool_min_size=2, pg_pool_max_size=2)
-    with Tether.open(settings) as app, app.storage.transaction("b") as txn_b:
-        stolen = txn_b.connection.execute(
-            "SELECT current_setting('tether.tenant_nonce') AS nonce, "
-            "current_setting('tether.tenant_sig') AS sig"
-        ).fetchone()
+    with Tether.open(settings) as app, app.storage.transaction("b"):
+        stolen = made[-1]
         with app.storage.transaction("a") as txn_a:
-            txn_a.connection.execute(
-                "SELECT set_config('tether.tenant_id', 'b', true), "
-                "set_config('tether.tenant_nonce', %(nonce)s, true), "
-                "set_config('tether.tenant_sig', %(sig)s, true)",
-                stolen,
-            )
+            entered = txn_a.connection.execute(
+                "SELECT tether_enter(%(tenant)s, %(nonce)s, %(sig)s) AS ok", stolen
+            ).fetchone()
             seen = txn_a.connection.execute("SELECT tenant_id FROM principals").fetchall()
 
-    assert seen == []
+    assert stolen["tenant"] == "b"
+    assert entered == {"ok": False}
+    assert {row["tenant_id"] for row in seen} == {"a"}
+
+
+@pytest.mark.parametrize("replayed_in", ["another-tenant-later", "its-own-tenant-later"])
+def test_a_signature_replayed_on_its_own_backend_is_refused(
+    two_tenants: TwoTenants, monkeypatch: pytest.MonkeyPatch, replayed_in: str
+) -> None:
+    """A captured signature is good for the one transaction it was made for: replayed on
+    the same backend in any later transaction (or again in a later one of its own), it
+    enters no tenant."""
+    made = signatures_made(monkeypatch)
+    settings = two_tenants.settings(pg_pool_min_size=1, pg_pool_max_size=1)
+    with Tether.open(settings) as app:
+        with app.storage.transaction("b", write=False) as txn_b:
+            txn_b.connection.execute("SELECT 1")
+        stolen = made[-1]
+        with app.storage.transaction("a") as txn_a:
+            conn = txn_a.connection
+            assert conn.info.backend_pid == stolen["pid"]
+            entered = conn.execute(
+                "SELECT tether_enter(%(tenant)s, %(nonce)s, %(sig)s) AS ok", stolen
+            ).fetchone()
+            verified = conn.execute("SELECT tether_tenant() AS t").fetchone()
+            seen = conn.execute("SELECT DISTINCT tenant_id FROM principals").fetchall()
+        if replayed_in == "its-own-tenant-later":
+            own = made[-1]
+            with app.storage.transaction("a") as txn_again:
+                again = txn_again.connection.execute(
+                    "SELECT tether_enter(%(tenant)s, %(nonce)s, %(sig)s) AS ok", own
+                ).fetchone()
+                assert again == {"ok": False}
+
+    assert entered == {"ok": False}
+    assert verified == {"t": "a"}
+    assert {row["tenant_id"] for row in seen} == {"a"}
+    assert two_tenants.superuser_rows("principals", "b")
 
 
 def test_opening_with_another_key_than_the_database_was_migrated_with_is_refused(

@@ -19,7 +19,7 @@ from tests.runs_support import (
     open_harness,
     open_wait,
 )
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether.errors import Conflict, InvalidInput, NotFound
 from tether.runs import END, RunContext, RunStatus, Workflow, WorkflowRegistry
 
@@ -53,7 +53,7 @@ def everything(h: Harness) -> tuple[Any, ...]:
     return (
         runs,
         [h.snapshot(run.run_id)[1:5] for run in runs],
-        h.app.audit.entries(TENANT, limit=10_000),
+        h.app.audit.entries(auditor(TENANT), limit=10_000),
     )
 
 
@@ -112,7 +112,7 @@ def test_a_finished_run_cannot_be_resumed(h: Harness) -> None:
     registry = WorkflowRegistry(claim_workflow())
     run = h.app.runs.start(h.agent, registry.get("claim"), ClaimState(claim_id="C-1"))
     worker = h.executor(registry, "worker-1")
-    h.app.runs.answer(h.approver, open_wait(h, worker.execute(TENANT, run.run_id)).wait_id, "P-7")
+    h.app.runs.answer(h.operator, open_wait(h, worker.execute(TENANT, run.run_id)).wait_id, "P-7")
     assert worker.execute(TENANT, run.run_id).status is RunStatus.COMPLETED
     before = everything(h)
 
@@ -133,11 +133,11 @@ def test_answering_an_unknown_or_malformed_wait_is_refused(h: Harness) -> None:
     unknown = str(uuid.UUID(int=0x0190_0000_0000_7000_8000_0000_0000_0002))
 
     with pytest.raises(NotFound, match="no interrupt or approval"):
-        h.app.runs.answer(h.approver, unknown, "P-7")
+        h.app.runs.answer(h.operator, unknown, "P-7")
     with pytest.raises(NotFound, match="no interrupt or approval"):
         h.app.runs.decide(h.approver, unknown, approve=True)
     with pytest.raises(InvalidInput, match="not a valid id"):
-        h.app.runs.answer(h.approver, "wait-1", "P-7")
+        h.app.runs.answer(h.operator, "wait-1", "P-7")
     with pytest.raises(InvalidInput, match="answer it instead"):
         h.app.runs.decide(h.approver, open_wait(h, waiting).wait_id, approve=True)
 
@@ -175,7 +175,7 @@ def test_a_malformed_answer_to_an_unknown_effect_review_is_refused(h: Harness, a
     before = everything(h)
 
     with pytest.raises(InvalidInput):
-        h.app.runs.answer(h.approver, review.wait_id, answer)
+        h.app.runs.answer(h.operator, review.wait_id, answer)
 
     assert everything(h) == before
     assert h.run(run.run_id).status is RunStatus.PAUSED

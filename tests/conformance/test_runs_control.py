@@ -164,7 +164,7 @@ def test_cancelling_a_waiting_run_cancels_it_and_its_open_wait_at_once(h: Harnes
     assert h.waits(run.run_id, status=WaitStatus.OPEN) == []
     assert h.events(run.run_id)[-1].type == "run.cancelled"
     with pytest.raises(Conflict):
-        h.app.runs.answer(h.approver, wait.wait_id, "12 Main St")
+        h.app.runs.answer(h.operator, wait.wait_id, "12 Main St")
     assert worker.execute(TENANT, run.run_id).status is RunStatus.CANCELLED
     assert service.calls == {}
     with pytest.raises(Conflict):
@@ -253,7 +253,7 @@ def test_a_run_past_its_deadline_fails_without_running_more_nodes(h: Harness) ->
     wait = open_wait(h, worker.execute(TENANT, run.run_id))
 
     h.clock.advance(timedelta(hours=1, seconds=1))
-    h.app.runs.answer(h.approver, wait.wait_id, "12 Main St")
+    h.app.runs.answer(h.operator, wait.wait_id, "12 Main St")
     result = worker.execute(TENANT, run.run_id)
 
     assert result.status is RunStatus.FAILED

@@ -30,6 +30,7 @@ from tests.runs_support import (
     open_wait,
 )
 from tests.support import TestDatabase
+from tether.errors import PermissionDenied
 from tether.runs import (
     END,
     ApprovalDecision,
@@ -187,7 +188,7 @@ def drive(
             return Outcome(run, reviews, owners)
         wait = open_wait(h, run)
         if run.status is RunStatus.WAITING_FOR_USER:
-            h.app.runs.answer(h.approver, wait.wait_id, "medical report MR-1")
+            h.app.runs.answer(h.operator, wait.wait_id, "medical report MR-1")
         elif run.status is RunStatus.WAITING_FOR_APPROVAL:
             h.app.runs.decide(h.approver, wait.wait_id, approve=True, comment="fine")
         elif run.status is RunStatus.PAUSED:
@@ -198,7 +199,7 @@ def drive(
             else:
                 answer = {"retry": True}
             reviews.append((key, world.service.calls[key], answer))
-            h.app.runs.answer(h.approver, wait.wait_id, answer)
+            h.app.runs.answer(h.operator, wait.wait_id, answer)
         else:
             pytest.fail(f"unexpected status {run.status} ({run.error})")
     pytest.fail(f"run {run_id} did not finish")
@@ -340,7 +341,7 @@ def test_an_unknown_outcome_without_retry_or_reconcile_waits_for_a_person(
     first = h.executor(registry, "worker-1", faults=plan)
     status = first.execute(TENANT, run.run_id).status
     assert status is RunStatus.WAITING_FOR_USER
-    h.app.runs.answer(h.approver, open_wait(h, h.run(run.run_id)).wait_id, "report")
+    h.app.runs.answer(h.operator, open_wait(h, h.run(run.run_id)).wait_id, "report")
     with pytest.raises(Crash):
         first.execute(TENANT, run.run_id)
     key = plan.crashed[1] if plan.crashed else ""
@@ -369,7 +370,7 @@ def test_the_guard_refuses_to_finalise_a_case_closed_while_waiting_for_approval(
     run = start(h, registry.get("case_review"), "case-g")
     executor = h.executor(registry, "worker-1")
     executor.execute(TENANT, run.run_id)
-    h.app.runs.answer(h.approver, open_wait(h, h.run(run.run_id)).wait_id, "report")
+    h.app.runs.answer(h.operator, open_wait(h, h.run(run.run_id)).wait_id, "report")
     waiting = executor.execute(TENANT, run.run_id)
     assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
 
@@ -459,3 +460,33 @@ def test_an_effect_that_times_out_is_settled_like_a_crash(h: Harness) -> None:
     review = open_wait(h, after)
     assert review.reason is InterruptReason.HUMAN_REVIEW
     assert review.request == {"effect": "create_case_note", "idempotency_key": key}
+
+
+def test_an_agent_cannot_settle_an_unknown_outcome_with_a_made_up_result(h: Harness) -> None:
+    """The "did the effect happen?" review is a person's: an agent answering
+    {"result": "tx-FAKE"} is refused, the run stays paused and the service is never asked
+    again; a reviewer (not the run's starter) settles it."""
+    world = new_world(h, "case-f")
+    registry = WorkflowRegistry(case_review(world, "review"))
+    run = start(h, registry.get("case_review"), "case-f")
+    index = EXPECTED_BOUNDARIES.index(("after_intent", "create_case_note"))
+    plan = FaultPlan(crash_at=index)
+    first = h.executor(registry, "worker-1", faults=plan)
+    first.execute(TENANT, run.run_id)
+    h.app.runs.answer(h.operator, open_wait(h, h.run(run.run_id)).wait_id, "report")
+    with pytest.raises(Crash):
+        first.execute(TENANT, run.run_id)
+    h.clock.advance(PAST_LEASE)
+    h.executor(registry, "worker-2").execute(TENANT, run.run_id)
+    review = open_wait(h, h.run(run.run_id))
+    assert "idempotency_key" in review.request
+    before = h.snapshot(run.run_id)
+
+    for who in (h.agent, h.self_approving_agent):
+        with pytest.raises(PermissionDenied):
+            h.app.runs.answer(who, review.wait_id, {"result": "tx-FAKE"})
+
+    assert h.snapshot(run.run_id) == before
+    assert h.run(run.run_id).status is RunStatus.PAUSED
+    h.app.runs.answer(h.approver, review.wait_id, {"retry": True})
+    assert h.wait(review.wait_id).resolved_by == h.approver.principal_id

@@ -95,7 +95,7 @@ def test_a_question_parks_the_run_until_it_is_answered(h: Harness, reason: Inter
     assert worker.execute_next() is None
     assert worker.execute(TENANT, run.run_id).status is ANSWERED[reason]
 
-    h.app.runs.answer(h.approver, wait.wait_id, {"ok": reason.value})
+    h.app.runs.answer(h.operator, wait.wait_id, {"ok": reason.value})
     done = worker.execute(TENANT, run.run_id)
 
     assert done.status is RunStatus.COMPLETED

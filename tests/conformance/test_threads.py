@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from tests.memory_support import create_tenant, propose
-from tests.support import TestDatabase
+from tests.support import TestDatabase, auditor
 from tether import FakeClock, Tether
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.memory.models import Scope
@@ -73,7 +73,7 @@ def test_bad_input_is_refused_and_changes_nothing(
     agent = people["agent"]
     thread = app.threads.create(agent, "u-1")
     app.threads.append(agent, thread.thread_id, say("hello"))
-    audit_before = len(app.audit.entries("acme", limit=1000))
+    audit_before = len(app.audit.entries(auditor("acme"), limit=1000))
 
     with pytest.raises(InvalidInput):
         app.threads.append_many(agent, thread.thread_id, [])
@@ -89,7 +89,7 @@ def test_bad_input_is_refused_and_changes_nothing(
         NewTurn(role="robot", content="x")  # type: ignore[arg-type]
 
     assert app.threads.get(agent, thread.thread_id).last_turn_seq == 1
-    assert len(app.audit.entries("acme", limit=1000)) == audit_before
+    assert len(app.audit.entries(auditor("acme"), limit=1000)) == audit_before
 
 
 def test_summaries_never_delete_the_raw_turns(
@@ -142,7 +142,7 @@ def test_retention_purges_inactive_threads_and_keeps_held_ones(
         app.threads.get(agent, stale.thread_id)
     for thread in (active, kept, held):
         assert app.threads.get(agent, thread.thread_id).thread_id == thread.thread_id
-    assert app.audit.entries("acme", limit=1000)[-1].action == "thread.retention"
+    assert app.audit.entries(auditor("acme"), limit=1000)[-1].action == "thread.retention"
 
 
 def test_export_and_erasure_of_a_user_reach_their_threads(
@@ -161,8 +161,8 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
     other = app.threads.create(agent, "u-2")
     app.threads.append(agent, other.thread_id, say("keepsake of u-2"))
     propose(app, people["olga"], f"{planted} prefers email", Scope.USER, "u-1")
-    app.working.set("acme", mine.thread_id, "draft", {"note": f"{planted} draft"})
-    app.working.set("acme", other.thread_id, "draft", "u-2's draft")
+    app.working.set(auditor("acme"), mine.thread_id, "draft", {"note": f"{planted} draft"})
+    app.working.set(auditor("acme"), other.thread_id, "draft", "u-2's draft")
 
     exported = app.subjects.export(alice, "u-1")
     assert [t["thread"]["thread_id"] for t in exported["threads"]] == [mine.thread_id]
@@ -181,8 +181,8 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
         "working_memory": 1,
     }
     assert app.subjects.export(alice, "u-1")["threads"] == []
-    assert app.working.get("acme", mine.thread_id, "draft") is None
-    assert app.working.get("acme", other.thread_id, "draft") == "u-2's draft"
+    assert app.working.get(auditor("acme"), mine.thread_id, "draft") is None
+    assert app.working.get(auditor("acme"), other.thread_id, "draft") == "u-2's draft"
     with pytest.raises(NotFound):
         app.threads.get(agent, mine.thread_id)
     assert app.threads.turns(agent, other.thread_id)[0].content == "keepsake of u-2"
@@ -192,10 +192,12 @@ def test_export_and_erasure_of_a_user_reach_their_threads(
             assert planted not in repr(rows), f"{table} still holds the erased text"
         (tombstone,) = raw.execute("SELECT counts FROM memory_tombstones")
     assert "thread_turns" in tombstone[0] and planted not in tombstone[0]
-    erased = [e for e in app.audit.entries("acme", limit=1000) if e.action.endswith("erased")]
+    erased = [
+        e for e in app.audit.entries(auditor("acme"), limit=1000) if e.action.endswith("erased")
+    ]
     assert erased[-2].details["thread_turns"] == 2
     assert erased[-1].details == {"sessions": 1, "working_memory": 1}
-    assert planted not in repr(app.audit.entries("acme", limit=1000))
+    assert planted not in repr(app.audit.entries(auditor("acme"), limit=1000))
 
 
 def test_erasure_is_refused_while_a_hold_covers_the_users_thread(

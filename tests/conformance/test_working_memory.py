@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import running_in_ci
-from tests.support import PostgresServer, TestDatabase
+from tests.support import PostgresServer, TestDatabase, auditor
 from tether import FakeClock, Tether
 from tether.config import load_settings
 from tether.errors import ConfigError, InvalidInput, StorageUnavailable
@@ -188,140 +188,140 @@ def test_values_round_trip_as_json(store: Store) -> None:
         "list": [1, "two", {"three": 3}],
     }
     for key, value in values.items():
-        wm.set("acme", "thread-1", key, value)
+        wm.set(auditor("acme"), "thread-1", key, value)
 
-    assert wm.items("acme", "thread-1") == values
-    assert wm.keys("acme", "thread-1") == sorted(values)
-    assert wm.get("acme", "thread-1", "plan") == values["plan"]
-    assert wm.get_many("acme", "thread-1", ["count", "missing", "note"]) == {
+    assert wm.items(auditor("acme"), "thread-1") == values
+    assert wm.keys(auditor("acme"), "thread-1") == sorted(values)
+    assert wm.get(auditor("acme"), "thread-1", "plan") == values["plan"]
+    assert wm.get_many(auditor("acme"), "thread-1", ["count", "missing", "note"]) == {
         "count": 3,
         "note": values["note"],
     }
-    assert wm.get("acme", "thread-1", "missing") is None
-    assert wm.get("acme", "thread-1", "missing", default="fallback") == "fallback"
-    assert wm.get("acme", "thread-2", "plan") is None
-    entry = wm.entry("acme", "thread-1", "count")
+    assert wm.get(auditor("acme"), "thread-1", "missing") is None
+    assert wm.get(auditor("acme"), "thread-1", "missing", default="fallback") == "fallback"
+    assert wm.get(auditor("acme"), "thread-2", "plan") is None
+    entry = wm.entry(auditor("acme"), "thread-1", "count")
     assert entry is not None and entry.value == 3 and entry.expires_at is None
 
 
 def test_set_replaces_the_value_and_its_expiry(store: Store) -> None:
     wm = store.working
-    wm.set("acme", "t", "draft", {"v": 1}, ttl_s=SHORT_TTL_S)
-    wm.set("acme", "t", "draft", {"v": 2})
+    wm.set(auditor("acme"), "t", "draft", {"v": 1}, ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "draft", {"v": 2})
 
     store.pass_time(PAST_SHORT_TTL_S)
 
-    assert wm.get("acme", "t", "draft") == {"v": 2}
-    assert wm.entries("acme", "t")[0].expires_at is None
+    assert wm.get(auditor("acme"), "t", "draft") == {"v": 2}
+    assert wm.entries(auditor("acme"), "t")[0].expires_at is None
 
 
 def test_an_expired_entry_is_invisible_everywhere(store: Store) -> None:
     wm = store.working
-    wm.set("acme", "t", "short", "gone soon", ttl_s=SHORT_TTL_S)
-    wm.set("acme", "t", "long", "stays", ttl_s=LONG_TTL_S)
-    wm.set("acme", "t", "forever", "stays too")
-    before = wm.entry("acme", "t", "short")
+    wm.set(auditor("acme"), "t", "short", "gone soon", ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "long", "stays", ttl_s=LONG_TTL_S)
+    wm.set(auditor("acme"), "t", "forever", "stays too")
+    before = wm.entry(auditor("acme"), "t", "short")
     assert before is not None and before.expires_at is not None
 
     store.pass_time(PAST_SHORT_TTL_S)
 
-    assert wm.get("acme", "t", "short") is None
-    assert wm.entry("acme", "t", "short") is None
-    assert wm.get_many("acme", "t", ["short", "long"]) == {"long": "stays"}
-    assert wm.items("acme", "t") == {"forever": "stays too", "long": "stays"}
-    assert wm.keys("acme", "t") == ["forever", "long"]
-    assert [e.key for e in wm.export_sessions("acme", ["t"])["t"]] == ["forever", "long"]
-    assert wm.touch("acme", "t", "short", ttl_s=LONG_TTL_S) is False
-    assert wm.delete("acme", "t", "short") is False
-    assert wm.get("acme", "t", "short") is None
+    assert wm.get(auditor("acme"), "t", "short") is None
+    assert wm.entry(auditor("acme"), "t", "short") is None
+    assert wm.get_many(auditor("acme"), "t", ["short", "long"]) == {"long": "stays"}
+    assert wm.items(auditor("acme"), "t") == {"forever": "stays too", "long": "stays"}
+    assert wm.keys(auditor("acme"), "t") == ["forever", "long"]
+    assert [e.key for e in wm.export_sessions(auditor("acme"), ["t"])["t"]] == ["forever", "long"]
+    assert wm.touch(auditor("acme"), "t", "short", ttl_s=LONG_TTL_S) is False
+    assert wm.delete(auditor("acme"), "t", "short") is False
+    assert wm.get(auditor("acme"), "t", "short") is None
 
 
 def test_touch_extends_shortens_or_removes_the_expiry(store: Store) -> None:
     wm = store.working
-    wm.set("acme", "t", "extended", 1, ttl_s=SHORT_TTL_S)
-    wm.set("acme", "t", "kept", 2, ttl_s=SHORT_TTL_S)
-    wm.set("acme", "t", "shortened", 3, ttl_s=LONG_TTL_S)
+    wm.set(auditor("acme"), "t", "extended", 1, ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "kept", 2, ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "shortened", 3, ttl_s=LONG_TTL_S)
 
-    assert wm.touch("acme", "t", "extended", ttl_s=LONG_TTL_S) is True
-    assert wm.touch("acme", "t", "kept", ttl_s=None) is True
-    assert wm.touch("acme", "t", "shortened", ttl_s=SHORT_TTL_S) is True
-    assert wm.touch("acme", "t", "missing", ttl_s=LONG_TTL_S) is False
-    extended = wm.entry("acme", "t", "extended")
+    assert wm.touch(auditor("acme"), "t", "extended", ttl_s=LONG_TTL_S) is True
+    assert wm.touch(auditor("acme"), "t", "kept", ttl_s=None) is True
+    assert wm.touch(auditor("acme"), "t", "shortened", ttl_s=SHORT_TTL_S) is True
+    assert wm.touch(auditor("acme"), "t", "missing", ttl_s=LONG_TTL_S) is False
+    extended = wm.entry(auditor("acme"), "t", "extended")
     assert extended is not None and extended.expires_at is not None
     assert extended.expires_at - store.app.clock.now() > timedelta(seconds=LONG_TTL_S / 2)
 
     store.pass_time(PAST_SHORT_TTL_S)
 
-    assert wm.items("acme", "t") == {"extended": 1, "kept": 2}
-    kept = wm.entry("acme", "t", "kept")
+    assert wm.items(auditor("acme"), "t") == {"extended": 1, "kept": 2}
+    kept = wm.entry(auditor("acme"), "t", "kept")
     assert kept is not None and kept.expires_at is None
-    assert wm.keys("acme", "t-missing") == []
+    assert wm.keys(auditor("acme"), "t-missing") == []
 
 
 def test_delete_and_clear(store: Store) -> None:
     wm = store.working
     for key in ("a", "b", "c"):
-        wm.set("acme", "one", key, key.upper())
-    wm.set("acme", "two", "a", "other session")
+        wm.set(auditor("acme"), "one", key, key.upper())
+    wm.set(auditor("acme"), "two", "a", "other session")
 
-    assert wm.delete("acme", "one", "a") is True
-    assert wm.delete("acme", "one", "a") is False
-    assert wm.keys("acme", "one") == ["b", "c"]
-    assert wm.clear("acme", "one") == 2
-    assert wm.clear("acme", "one") == 0
+    assert wm.delete(auditor("acme"), "one", "a") is True
+    assert wm.delete(auditor("acme"), "one", "a") is False
+    assert wm.keys(auditor("acme"), "one") == ["b", "c"]
+    assert wm.clear(auditor("acme"), "one") == 2
+    assert wm.clear(auditor("acme"), "one") == 0
 
-    assert wm.items("acme", "one") == {}
-    assert wm.items("acme", "two") == {"a": "other session"}
-    wm.set("acme", "one", "b", "again")
-    assert wm.items("acme", "one") == {"b": "again"}
+    assert wm.items(auditor("acme"), "one") == {}
+    assert wm.items(auditor("acme"), "two") == {"a": "other session"}
+    wm.set(auditor("acme"), "one", "b", "again")
+    assert wm.items(auditor("acme"), "one") == {"b": "again"}
 
 
 def test_another_tenant_can_neither_read_nor_change_an_entry(store: Store) -> None:
     wm = store.working
-    wm.set("acme", "thread-1", "secret", {"card": "4111"}, ttl_s=LONG_TTL_S)
-    wm.set("acme", "thread-1", "plan", "refund")
+    wm.set(auditor("acme"), "thread-1", "secret", {"card": "4111"}, ttl_s=LONG_TTL_S)
+    wm.set(auditor("acme"), "thread-1", "plan", "refund")
 
-    assert wm.get("globex", "thread-1", "secret") is None
-    assert wm.entry("globex", "thread-1", "secret") is None
-    assert wm.get_many("globex", "thread-1", ["secret", "plan"]) == {}
-    assert wm.items("globex", "thread-1") == {}
-    assert wm.keys("globex", "thread-1") == []
-    assert wm.export_sessions("globex", ["thread-1"]) == {"thread-1": []}
-    assert wm.touch("globex", "thread-1", "secret", ttl_s=None) is False
-    assert wm.delete("globex", "thread-1", "secret") is False
-    assert wm.clear("globex", "thread-1") == 0
-    assert wm.erase_sessions("globex", ["thread-1"]) == 0
-    wm.set("globex", "thread-1", "plan", "globex's own")
+    assert wm.get(auditor("globex"), "thread-1", "secret") is None
+    assert wm.entry(auditor("globex"), "thread-1", "secret") is None
+    assert wm.get_many(auditor("globex"), "thread-1", ["secret", "plan"]) == {}
+    assert wm.items(auditor("globex"), "thread-1") == {}
+    assert wm.keys(auditor("globex"), "thread-1") == []
+    assert wm.export_sessions(auditor("globex"), ["thread-1"]) == {"thread-1": []}
+    assert wm.touch(auditor("globex"), "thread-1", "secret", ttl_s=None) is False
+    assert wm.delete(auditor("globex"), "thread-1", "secret") is False
+    assert wm.clear(auditor("globex"), "thread-1") == 0
+    assert wm.erase_sessions(auditor("globex"), ["thread-1"]) == 0
+    wm.set(auditor("globex"), "thread-1", "plan", "globex's own")
 
-    assert wm.items("acme", "thread-1") == {"plan": "refund", "secret": {"card": "4111"}}
-    assert wm.items("globex", "thread-1") == {"plan": "globex's own"}
-    entry = wm.entry("acme", "thread-1", "secret")
+    assert wm.items(auditor("acme"), "thread-1") == {"plan": "refund", "secret": {"card": "4111"}}
+    assert wm.items(auditor("globex"), "thread-1") == {"plan": "globex's own"}
+    entry = wm.entry(auditor("acme"), "thread-1", "secret")
     assert entry is not None and entry.expires_at is not None
 
 
 def test_ids_with_separators_do_not_reach_into_other_sessions(store: Store) -> None:
     wm = store.working
-    wm.set("a:b", "c", "k", "tenant a:b, session c")
-    wm.set("a", "b:c", "k", "tenant a, session b:c")
-    wm.set("a", "b", "c:k", "tenant a, session b, key c:k")
-    wm.set("a", "{b}", "e:k", "braces")
+    wm.store.set("a:b", "c", "k", '"tenant a:b, session c"', None)
+    wm.set(auditor("a"), "b:c", "k", "tenant a, session b:c")
+    wm.set(auditor("a"), "b", "c:k", "tenant a, session b, key c:k")
+    wm.set(auditor("a"), "{b}", "e:k", "braces")
 
-    assert wm.items("a:b", "c") == {"k": "tenant a:b, session c"}
-    assert wm.items("a", "b:c") == {"k": "tenant a, session b:c"}
-    assert wm.items("a", "b") == {"c:k": "tenant a, session b, key c:k"}
-    assert wm.items("a", "{b}") == {"e:k": "braces"}
-    assert wm.clear("a", "b") == 1
-    assert wm.items("a:b", "c") == {"k": "tenant a:b, session c"}
+    assert [row.key for row in wm.store.entries("a:b", "c")] == ["k"]
+    assert wm.items(auditor("a"), "b:c") == {"k": "tenant a, session b:c"}
+    assert wm.items(auditor("a"), "b") == {"c:k": "tenant a, session b, key c:k"}
+    assert wm.items(auditor("a"), "{b}") == {"e:k": "braces"}
+    assert wm.clear(auditor("a"), "b") == 1
+    assert [row.key for row in wm.store.entries("a:b", "c")] == ["k"]
 
 
 def test_export_and_erase_whole_sessions(store: Store) -> None:
     wm = store.working
-    wm.set("acme", "thread-1", "draft", "hello", ttl_s=LONG_TTL_S)
-    wm.set("acme", "thread-1", "step", 2)
-    wm.set("acme", "thread-2", "draft", "other thread")
-    wm.set("acme", "thread-3", "kept", "not the subject's")
+    wm.set(auditor("acme"), "thread-1", "draft", "hello", ttl_s=LONG_TTL_S)
+    wm.set(auditor("acme"), "thread-1", "step", 2)
+    wm.set(auditor("acme"), "thread-2", "draft", "other thread")
+    wm.set(auditor("acme"), "thread-3", "kept", "not the subject's")
 
-    exported = wm.export_sessions("acme", ["thread-1", "thread-2", "thread-9"])
+    exported = wm.export_sessions(auditor("acme"), ["thread-1", "thread-2", "thread-9"])
 
     assert set(exported) == {"thread-1", "thread-2", "thread-9"}
     assert [(e.key, e.value) for e in exported["thread-1"]] == [("draft", "hello"), ("step", 2)]
@@ -330,43 +330,45 @@ def test_export_and_erase_whole_sessions(store: Store) -> None:
     assert [e.model_dump(mode="json")["value"] for e in exported["thread-2"]] == ["other thread"]
     assert exported["thread-9"] == []
 
-    assert wm.erase_sessions("acme", ["thread-1", "thread-2", "thread-9"]) == 3
+    assert wm.erase_sessions(auditor("acme"), ["thread-1", "thread-2", "thread-9"]) == 3
 
-    assert wm.export_sessions("acme", ["thread-1", "thread-2"]) == {"thread-1": [], "thread-2": []}
-    assert wm.items("acme", "thread-3") == {"kept": "not the subject's"}
+    assert wm.export_sessions(auditor("acme"), ["thread-1", "thread-2"]) == {
+        "thread-1": [],
+        "thread-2": [],
+    }
+    assert wm.items(auditor("acme"), "thread-3") == {"kept": "not the subject's"}
 
 
 def test_erasure_removes_expired_entries_not_yet_purged(store: Store) -> None:
     wm = store.working
-    wm.set("acme", "thread-1", "old", "expired but stored", ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "thread-1", "old", "expired but stored", ttl_s=SHORT_TTL_S)
     store.pass_time(PAST_SHORT_TTL_S)
 
-    assert wm.erase_sessions("acme", ["thread-1"]) == 0
+    assert wm.erase_sessions(auditor("acme"), ["thread-1"]) == 0
 
     assert store.stored() == 0
 
 
 BAD_CALLS: list[tuple[str, Callable[[WorkingMemory], object]]] = [
-    ("non-JSON value", lambda wm: wm.set("acme", "t", "k", object())),
-    ("NaN", lambda wm: wm.set("acme", "t", "k", math.nan)),
-    ("integer mapping key", lambda wm: wm.set("acme", "t", "k", {1: "x"})),
-    ("value too large", lambda wm: wm.set("acme", "t", "k", "x" * 1_100_000)),
-    ("empty key", lambda wm: wm.set("acme", "t", "", 1)),
-    ("blank key", lambda wm: wm.set("acme", "t", "   ", 1)),
-    ("key not a string", lambda wm: wm.set("acme", "t", 5, 1)),  # type: ignore[arg-type]
-    ("NUL in key", lambda wm: wm.set("acme", "t", "a\x00b", 1)),
-    ("empty session", lambda wm: wm.set("acme", "", "k", 1)),
-    ("empty tenant", lambda wm: wm.set("", "t", "k", 1)),
-    ("negative TTL", lambda wm: wm.set("acme", "t", "k", 1, ttl_s=-5)),
-    ("zero TTL", lambda wm: wm.set("acme", "t", "k", 1, ttl_s=0)),
-    ("infinite TTL", lambda wm: wm.set("acme", "t", "k", 1, ttl_s=math.inf)),
-    ("TTL as text", lambda wm: wm.set("acme", "t", "k", 1, ttl_s="60")),  # type: ignore[arg-type]
-    ("TTL as bool", lambda wm: wm.set("acme", "t", "k", 1, ttl_s=True)),
-    ("TTL over ten years", lambda wm: wm.set("acme", "t", "k", 1, ttl_s=400_000_000)),
-    ("negative touch", lambda wm: wm.touch("acme", "t", "k", ttl_s=-1)),
-    ("empty key delete", lambda wm: wm.delete("acme", "t", "")),
-    ("one string of sessions", lambda wm: wm.erase_sessions("acme", "t")),
-    ("one string of keys", lambda wm: wm.get_many("acme", "t", "k")),
+    ("non-JSON value", lambda wm: wm.set(auditor("acme"), "t", "k", object())),
+    ("NaN", lambda wm: wm.set(auditor("acme"), "t", "k", math.nan)),
+    ("integer mapping key", lambda wm: wm.set(auditor("acme"), "t", "k", {1: "x"})),
+    ("value too large", lambda wm: wm.set(auditor("acme"), "t", "k", "x" * 1_100_000)),
+    ("empty key", lambda wm: wm.set(auditor("acme"), "t", "", 1)),
+    ("blank key", lambda wm: wm.set(auditor("acme"), "t", "   ", 1)),
+    ("key not a string", lambda wm: wm.set(auditor("acme"), "t", 5, 1)),  # type: ignore[arg-type]
+    ("NUL in key", lambda wm: wm.set(auditor("acme"), "t", "a\x00b", 1)),
+    ("empty session", lambda wm: wm.set(auditor("acme"), "", "k", 1)),
+    ("negative TTL", lambda wm: wm.set(auditor("acme"), "t", "k", 1, ttl_s=-5)),
+    ("zero TTL", lambda wm: wm.set(auditor("acme"), "t", "k", 1, ttl_s=0)),
+    ("infinite TTL", lambda wm: wm.set(auditor("acme"), "t", "k", 1, ttl_s=math.inf)),
+    ("TTL as text", lambda wm: wm.set(auditor("acme"), "t", "k", 1, ttl_s="60")),  # type: ignore[arg-type]
+    ("TTL as bool", lambda wm: wm.set(auditor("acme"), "t", "k", 1, ttl_s=True)),
+    ("TTL over ten years", lambda wm: wm.set(auditor("acme"), "t", "k", 1, ttl_s=400_000_000)),
+    ("negative touch", lambda wm: wm.touch(auditor("acme"), "t", "k", ttl_s=-1)),
+    ("empty key delete", lambda wm: wm.delete(auditor("acme"), "t", "")),
+    ("one string of sessions", lambda wm: wm.erase_sessions(auditor("acme"), "t")),
+    ("one string of keys", lambda wm: wm.get_many(auditor("acme"), "t", "k")),
 ]
 
 
@@ -375,15 +377,15 @@ def test_bad_input_is_refused_and_changes_nothing(
     store: Store, call: Callable[[WorkingMemory], object]
 ) -> None:
     wm = store.working
-    wm.set("acme", "t", "k", {"kept": True}, ttl_s=LONG_TTL_S)
-    before = wm.entries("acme", "t")
+    wm.set(auditor("acme"), "t", "k", {"kept": True}, ttl_s=LONG_TTL_S)
+    before = wm.entries(auditor("acme"), "t")
 
     with pytest.raises(InvalidInput) as raised:
         call(wm)
 
     assert raised.value.code == "invalid_input"
     assert str(raised.value)
-    after = wm.entries("acme", "t")
+    after = wm.entries(auditor("acme"), "t")
     if store.name == "redis":  # expires_at is Redis's remaining TTL read again: it moved
         assert [(e.key, e.value) for e in after] == [(e.key, e.value) for e in before]
         assert after[0].expires_at is not None and before[0].expires_at is not None
@@ -396,24 +398,24 @@ def test_expiry_is_exact_and_purge_frees_only_expired_rows(sql_store: Store) -> 
     wm = sql_store.working
     clock = sql_store.app.clock
     assert isinstance(clock, FakeClock)
-    wm.set("acme", "t", "ten", 10, ttl_s=10)
-    wm.set("globex", "t", "ten", 10, ttl_s=10)
-    wm.set("acme", "t", "twenty", 20, ttl_s=20)
-    wm.set("acme", "t", "forever", 0)
+    wm.set(auditor("acme"), "t", "ten", 10, ttl_s=10)
+    wm.set(auditor("globex"), "t", "ten", 10, ttl_s=10)
+    wm.set(auditor("acme"), "t", "twenty", 20, ttl_s=20)
+    wm.set(auditor("acme"), "t", "forever", 0)
 
     clock.advance(timedelta(seconds=10) - timedelta(microseconds=1))
-    assert wm.keys("acme", "t") == ["forever", "ten", "twenty"]
+    assert wm.keys(auditor("acme"), "t") == ["forever", "ten", "twenty"]
     clock.advance(timedelta(microseconds=1))
-    assert wm.keys("acme", "t") == ["forever", "twenty"]
-    assert wm.keys("globex", "t") == []
+    assert wm.keys(auditor("acme"), "t") == ["forever", "twenty"]
+    assert wm.keys(auditor("globex"), "t") == []
     assert sql_store.stored() == 4
 
     assert wm.purge_expired() == 2
 
     assert sql_store.stored() == 2
-    assert wm.items("acme", "t") == {"forever": 0, "twenty": 20}
+    assert wm.items(auditor("acme"), "t") == {"forever": 0, "twenty": 20}
     assert wm.purge_expired(clock.now() + timedelta(seconds=10)) == 1
-    assert wm.items("acme", "t") == {"forever": 0}
+    assert wm.items(auditor("acme"), "t") == {"forever": 0}
 
 
 @pytest.fixture
@@ -438,7 +440,7 @@ def app_role_storage(postgres_store: Store, request: pytest.FixtureRequest) -> I
 def test_row_level_security_hides_another_tenants_entries(
     postgres_store: Store, app_role_storage: Any
 ) -> None:
-    postgres_store.working.set("acme", "thread-1", "secret", "acme only")
+    postgres_store.working.set(auditor("acme"), "thread-1", "secret", "acme only")
     now = postgres_store.app.clock.now()
 
     with app_role_storage.transaction("globex") as txn:
@@ -453,23 +455,23 @@ def test_row_level_security_hides_another_tenants_entries(
 def test_redis_leaves_no_keys_behind_once_every_entry_expired(redis_store: Store) -> None:
     store = redis_store
     wm = store.working
-    wm.set("acme", "t", "a", 1, ttl_s=SHORT_TTL_S)
-    wm.set("acme", "t", "b", 2, ttl_s=SHORT_TTL_S)
-    wm.set("acme", "t", "c", 3)
-    wm.touch("acme", "t", "c", ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "a", 1, ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "b", 2, ttl_s=SHORT_TTL_S)
+    wm.set(auditor("acme"), "t", "c", 3)
+    wm.touch(auditor("acme"), "t", "c", ttl_s=SHORT_TTL_S)
     assert store.stored() == 4  # three entries and the session's index
 
     store.pass_time(PAST_SHORT_TTL_S)
 
     assert store.stored() == 0
-    assert wm.items("acme", "t") == {}
+    assert wm.items(auditor("acme"), "t") == {}
 
 
 def test_redis_keys_are_namespaced_by_prefix_tenant_and_session(redis_store: Store) -> None:
     store = redis_store
     working = store.working.store
     assert isinstance(working, RedisWorkingStore)
-    store.working.set("acme", "thread 1", "k/1", "v")
+    store.working.set(auditor("acme"), "thread 1", "k/1", "v")
 
     keys = redis_keys(working.prefix)
 
@@ -483,7 +485,7 @@ def test_an_unreachable_redis_is_a_clear_storage_error(tmp_path: Path) -> None:
     database = migrated_sqlite(tmp_path)
     settings = database.settings(embedder="none", redis_url="redis://127.0.0.1:1/0")
     with Tether.open(settings) as app, pytest.raises(StorageUnavailable) as raised:
-        app.working.set("acme", "t", "k", 1)
+        app.working.set(auditor("acme"), "t", "k", 1)
 
     assert "127.0.0.1:1" in str(raised.value)
     assert "TETHER_REDIS_URL" in str(raised.value)
@@ -493,7 +495,7 @@ def test_a_redis_password_never_shows_in_errors(tmp_path: Path) -> None:
     database = migrated_sqlite(tmp_path)
     settings = database.settings(embedder="none", redis_url="redis://:hunter2@127.0.0.1:1/0")
     with Tether.open(settings) as app, pytest.raises(StorageUnavailable) as raised:
-        app.working.get("acme", "t", "k")
+        app.working.get(auditor("acme"), "t", "k")
 
     assert "hunter2" not in str(raised.value)
     assert ":***@127.0.0.1:1" in str(raised.value)

@@ -21,6 +21,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
+from tests.support import auditor
 from tether import Tether
 from tether.cli.main import app as cli_app
 
@@ -238,12 +239,12 @@ def test_tenants_principals_and_permission_denied(cli: Cli) -> None:
     denied = cli("principals", "add", "eve", "-r", "admin", "--tenant", "acme", "--as", "bob")
 
     assert denied.returncode == 6
-    assert "needs the admin role" in denied.said
+    assert "principals.manage" in denied.said
     principals, tenants, trail = cli.many(
         [
-            ["principals", "ls", "--tenant", "acme", "--json"],
+            ["principals", "ls", "--tenant", "acme", "--as", "alice", "--json"],
             ["tenants", "ls", "--json"],
-            ["audit", "ls", "--tenant", "acme", "--json"],
+            ["audit", "ls", "--tenant", "acme", "--as", "alice", "--json"],
         ]
     )
     assert [p["principal_id"] for p in principals.json()] == ["alice", "bob"]
@@ -281,7 +282,7 @@ def test_json_outputs_parse(acme: Cli) -> None:
         [
             ["tenants", "create", "globex", "--admin", "gina", "--json"],
             ["principals", "add", "carl", "-r", "viewer", "-t", "acme", "--as", "alice", "--json"],
-            ["audit", "ls", "--tenant", "acme", "--after", "1", "--limit", "1", "--json"],
+            ["audit", "ls", "-t", "acme", "--as", "alice", "--after", "1", "--limit=1", "--json"],
             ["audit", "verify", "--tenant", "acme", "--json"],
         ]
     )
@@ -306,7 +307,7 @@ def test_malformed_url_exits_3_and_creates_nothing(cli: Cli) -> None:
 def test_unknown_tenant_exits_4(acme: Cli) -> None:
     results = acme.many(
         [
-            ["principals", "ls", "--tenant", "nowhere"],
+            ["principals", "ls", "--tenant", "nowhere", "--as", "alice"],
             ["audit", "verify", "--tenant", "nowhere"],
             ["principals", "add", "bob", "-r", "viewer", "--tenant", "nowhere", "--as", "alice"],
         ]
@@ -335,7 +336,7 @@ def test_conflict_and_invalid_input_exit_codes(acme: Cli) -> None:
     assert unknown_actor.returncode == 4
     with Tether.open(url=acme.url) as app:
         assert [t.tenant_id for t in app.tenants.all()] == ["acme"]
-        assert [p.principal_id for p in app.tenants.principals("acme")] == ["alice", "bob"]
+        assert [p.principal_id for p in app.tenants.principals(auditor("acme"))] == ["alice", "bob"]
 
 
 def test_demo_runs_in_the_given_folder(cli: Cli, tmp_path: Path) -> None:

@@ -68,3 +68,33 @@ def test_publish_then_show(tmp_path: Path) -> None:
     code, out, _ = invoke("procedures", "show", *common)
     assert code == 0
     assert "never-delete-production-data (forbidden)" in out
+
+
+def test_a_worker_refuses_a_procedures_folder_without_tenants(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tether.db'}"
+    Tether.migrate(url=url)[0].close()
+    worker = ["worker", "--workflows", "examples.case_review.workflow:registry", "--url", url]
+
+    code, _, err = invoke(*worker, "--procedures", str(EXAMPLES), "--until-idle")
+    assert code == 3
+    assert "names no tenants" in " ".join(err.split())
+
+    code, _, err = invoke(
+        *worker, "--procedures", str(EXAMPLES), "--tenant", "acme", "--until-idle"
+    )
+    assert code == 0, err
+
+
+def test_history_names_who_published_each_version(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tether.db'}"
+    app, _ = Tether.migrate(url=url)
+    app.tenants.create("acme", admin="alice")
+    app.tenants.grant(app.tenants.principal("acme", "alice"), "vic", ["viewer"])
+    app.close()
+    common = ["--tenant", "acme", "--url", url]
+
+    assert invoke("procedures", "publish", str(EXAMPLES), *common, "--as", "alice")[0] == 0
+    code, out, err = invoke("procedures", "history", *common, "--as", "vic", "--json")
+
+    assert code == 0, err
+    assert [row["published_by"] for row in json.loads(out)] == ["alice"]

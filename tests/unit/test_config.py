@@ -23,6 +23,7 @@ ENVIRONMENT_SAMPLES: dict[str, tuple[str, object]] = {
     "pg_pool_max_size": ("7", 7),
     "pg_connect_timeout_s": ("2.5", 2.5),
     "procedures_dir": ("/srv/procedures", Path("/srv/procedures")),
+    "procedures_tenants": ("acme,globex", "acme,globex"),
     "redis_url": (
         "redis://:pw@cache.example:6379/2",
         SecretStr("redis://:pw@cache.example:6379/2"),

@@ -8,12 +8,13 @@ import pytest
 
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType, Verdict
 from tether.memory.policy import Facts, PolicyConfig, decide
-from tether.principals import Principal, Role
+from tether.principals import GLOBAL_TENANT, Principal, Role
 
 AGENT = Principal("acme", "bot", frozenset({Role.AGENT}))
 OPERATOR = Principal("acme", "olga", frozenset({Role.OPERATOR}))
 ADMIN = Principal("acme", "alice", frozenset({Role.ADMIN}))
 VIEWER = Principal("acme", "vic", frozenset({Role.VIEWER}))
+PLATFORM_ADMIN = Principal(GLOBAL_TENANT, "pat", frozenset({Role.ADMIN}))
 
 
 def facts(
@@ -50,11 +51,11 @@ CASES: list[tuple[str, MemoryProposal, Principal, Facts, Verdict, str | None]] =
         "scope_permission",
     ),
     (
-        "agent writes global memory only with approval",
+        "agent may not write global memory",
         proposal(scope=Scope.GLOBAL, scope_id="all"),
         AGENT,
         facts(),
-        Verdict.HELD,
+        Verdict.REFUSED,
         "scope_permission",
     ),
     (
@@ -66,12 +67,28 @@ CASES: list[tuple[str, MemoryProposal, Principal, Facts, Verdict, str | None]] =
         "scope_permission",
     ),
     (
-        "admin writes global memory",
+        "a tenant admin may not write global memory",
         proposal(scope=Scope.GLOBAL, scope_id="all", source_type=SourceType.HUMAN),
         ADMIN,
         facts(),
-        Verdict.ALLOWED,
-        None,
+        Verdict.REFUSED,
+        "scope_permission",
+    ),
+    (
+        "a platform admin writes global memory only with a second one's approval",
+        proposal(scope=Scope.GLOBAL, scope_id="all", source_type=SourceType.HUMAN),
+        PLATFORM_ADMIN,
+        facts(),
+        Verdict.HELD,
+        "scope_permission",
+    ),
+    (
+        "a platform admin writes no tenant's memory",
+        proposal(scope=Scope.TENANT, scope_id="acme", source_type=SourceType.HUMAN),
+        PLATFORM_ADMIN,
+        facts(),
+        Verdict.REFUSED,
+        "scope_permission",
     ),
     (
         "case facts not from model inference",

@@ -17,6 +17,7 @@ from tether.clock import Clock
 from tether.errors import InvalidInput, UnknownTenant
 from tether.ids import IdSource
 from tether.keys import Keyring
+from tether.permissions import authorize
 from tether.principals import Principal
 from tether.storage.base import AuditRow, Storage, iter_audit_entries
 from tether.storage.stores import CoreStore
@@ -174,7 +175,12 @@ class AuditLog:
                 )
         return [tenant.tenant_id for tenant in unsealed]
 
-    def entries(self, tenant_id: str, *, after_seq: int = 0, limit: int = 100) -> list[AuditEntry]:
+    def entries(
+        self, principal: Principal, *, after_seq: int = 0, limit: int = 100
+    ) -> list[AuditEntry]:
+        """The principal's tenant's entries in order, after ``after_seq``."""
+        authorize(principal, "audit.entries")
+        tenant_id = principal.tenant_id
         with self._storage.transaction(tenant_id, write=False) as txn:
             rows = txn.list_audit_entries(tenant_id, after_seq=after_seq, limit=limit)
         return [AuditEntry.from_row(row) for row in rows]

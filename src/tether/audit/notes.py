@@ -15,7 +15,8 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import InvalidInput, NotFound
 from tether.keys import Keyring
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.storage.base import Storage
 from tether.storage.stores import OperationsStore
 from tether.validation import guarded
@@ -63,7 +64,7 @@ class OperatorNotes:
         return digest
 
     def read(self, principal: Principal, digest: str) -> str:
-        principal.require(Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "notes.read")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             text = txn.get_operator_note(principal.tenant_id, digest)
         if text is None:
@@ -72,7 +73,7 @@ class OperatorNotes:
 
     def erase(self, principal: Principal, digest: str) -> None:
         """Delete a note's text; entries citing its digest stay and still verify."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "notes.erase")
         with self._storage.transaction(principal.tenant_id) as txn:
             if not txn.delete_operator_note(principal.tenant_id, digest):
                 raise NotFound(f"no note {digest} in tenant {principal.tenant_id!r}")

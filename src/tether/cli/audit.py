@@ -8,8 +8,11 @@ import typer
 from rich.table import Table
 
 from tether.cli._common import (
+    ActorOption,
     JsonOption,
+    TenantOption,
     UrlOption,
+    acting,
     console,
     err_console,
     open_app,
@@ -18,7 +21,7 @@ from tether.cli._common import (
 )
 from tether.clock import format_timestamp
 from tether.errors import IntegrityViolation
-from tether.tenants import RESERVED_PREFIX
+from tether.principals import RESERVED_PREFIX
 
 audit_app = typer.Typer(help="Read and verify the audit trail.", no_args_is_help=True)
 
@@ -87,18 +90,16 @@ def verify(
 
 @audit_app.command("ls")
 def list_entries(
-    tenant: Annotated[
-        str, typer.Option("--tenant", "-t", envvar="TETHER_TENANT", help="Tenant to read.")
-    ],
+    tenant: TenantOption,
+    actor: ActorOption,
     after: Annotated[int, typer.Option(help="Show entries after this sequence number.")] = 0,
     limit: Annotated[int, typer.Option(min=1, max=10000, help="Most entries to show.")] = 50,
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """List a tenant's audit entries in order."""
+    """List a tenant's audit entries in order. Needs an admin, operator or approver (--as)."""
     with reporting(json_output), open_app(url) as app:
-        app.tenants.require(tenant)
-        entries = app.audit.entries(tenant, after_seq=after, limit=limit)
+        entries = app.audit.entries(acting(app, tenant, actor), after_seq=after, limit=limit)
         if json_output:
             print_json(entries)
             return

@@ -49,7 +49,7 @@ def demo(
             alice = app.tenants.principal("acme", "alice")
             app.tenants.grant(alice, "sam", ["approver"])
             app.tenants.grant(alice, "case-agent", ["agent"])
-            for record in app.tenants.principals("acme"):
+            for record in app.tenants.principals(alice):
                 console.print(f"acme/{record.principal_id}: {', '.join(record.roles)}")
 
             console.rule("3. an audit trail that concerns a person")
@@ -73,7 +73,7 @@ def demo(
                     subjects=[SUBJECT],
                 )
             table = Table("#", "actor", "action", "target", "subject hashes", "hash")
-            for entry in app.audit.entries("acme"):
+            for entry in app.audit.entries(alice):
                 table.add_row(
                     str(entry.seq),
                     entry.actor_id,

@@ -14,7 +14,7 @@ from tether.cli.memory import memory_app
 from tether.cli.procedures import procedures_app
 from tether.cli.retention import gc, retention_app
 from tether.cli.runs import approvals_app, runs_app, worker
-from tether.cli.tenants import principals_app, tenants_app
+from tether.cli.tenants import platform_app, principals_app, tenants_app
 from tether.cli.threads import context_app, threads_app
 from tether.cli.webhooks import webhooks_app
 
@@ -56,6 +56,7 @@ app.command()(admin.status)
 app.command()(demo.demo)
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(principals_app, name="principals")
+app.add_typer(platform_app, name="platform")
 app.add_typer(audit_app, name="audit")
 app.add_typer(runs_app, name="runs")
 app.add_typer(approvals_app, name="approvals")

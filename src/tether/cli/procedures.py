@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
 from tether.cli._common import (
     ActorOption,
@@ -21,7 +22,6 @@ from tether.cli._common import (
 )
 from tether.clock import format_timestamp
 from tether.errors import ProcedureInvalid
-from tether.principals import Role
 from tether.procedures.service import Procedures, render
 
 procedures_app = typer.Typer(
@@ -111,9 +111,7 @@ def show(
 ) -> None:
     """Show the version in force: who published it, when, and what it says."""
     with reporting(json_mode), open_app(url) as app:
-        principal = acting(app, tenant, actor)
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
-        current = app.procedures.current(principal.tenant_id)
+        current = app.procedures.current(acting(app, tenant, actor))
         if json_mode:
             print_json(
                 None
@@ -138,3 +136,36 @@ def show(
         )
         for block in render(found):
             console.print(block + "\n", highlight=False, markup=False)
+
+
+@procedures_app.command("history")
+def history(
+    tenant: TenantOption,
+    actor: ActorOption,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Most versions to show.")] = 20,
+    url: UrlOption = None,
+    json_mode: JsonOption = False,
+) -> None:
+    """List the published versions, newest first: when, by whom (a principal, or
+    worker:<id> for a worker's directory) and from where."""
+    with reporting(json_mode), open_app(url) as app:
+        rows = app.procedures.history(acting(app, tenant, actor), limit=limit)
+        if json_mode:
+            print_json(
+                [
+                    {
+                        "version": row.version,
+                        "published_at": format_timestamp(row.published_at),
+                        "published_by": row.published_by,
+                        "source": row.source,
+                    }
+                    for row in rows
+                ]
+            )
+            return
+        table = Table("version", "published", "by", "source")
+        for row in rows:
+            table.add_row(
+                row.version[:12], format_timestamp(row.published_at), row.published_by, row.source
+            )
+        console.print(table)

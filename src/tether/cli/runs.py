@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -409,6 +410,22 @@ def worker(
     metrics_host: Annotated[
         str, typer.Option(help="Address the metrics endpoint listens on.")
     ] = "127.0.0.1",
+    procedures: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="TETHER_PROCEDURES_DIR",
+            help="Directory of skills and policies to publish when it changes, for the "
+            "--tenant tenants only (needs at least one).",
+        ),
+    ] = None,
+    procedures_tenant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tenant",
+            help="A tenant the --procedures directory applies to (repeatable); runs of other "
+            "tenants only enforce what their admins published.",
+        ),
+    ] = None,
     url: UrlOption = None,
 ) -> None:
     """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).
@@ -442,7 +459,11 @@ def worker(
             loops = []
             for index in range(1, concurrency + 1):
                 executor = app.executor(
-                    registry, lease_s=lease, owner=base if concurrency == 1 else f"{base}/{index}"
+                    registry,
+                    procedures_dir=str(procedures) if procedures else None,
+                    procedures_tenants=procedures_tenant or None,
+                    lease_s=lease,
+                    owner=base if concurrency == 1 else f"{base}/{index}",
                 )
                 loops.append(
                     Worker(

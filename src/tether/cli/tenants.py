@@ -24,6 +24,10 @@ tenants_app = typer.Typer(help="Create and list tenants.", no_args_is_help=True)
 principals_app = typer.Typer(
     help="Grant roles to principals inside a tenant.", no_args_is_help=True
 )
+platform_app = typer.Typer(
+    help="Platform administrators: the only principals that write global memory.",
+    no_args_is_help=True,
+)
 
 
 @tenants_app.command("create")
@@ -94,11 +98,11 @@ def add_principal(
 
 @principals_app.command("ls")
 def list_principals(
-    tenant: TenantOption, url: UrlOption = None, json_output: JsonOption = False
+    tenant: TenantOption, actor: ActorOption, url: UrlOption = None, json_output: JsonOption = False
 ) -> None:
-    """List the principals of a tenant and their roles."""
+    """List the principals of a tenant and their roles. Needs an admin or operator (--as)."""
     with reporting(json_output), open_app(url) as app:
-        records = app.tenants.principals(tenant)
+        records = app.tenants.principals(acting(app, tenant, actor))
         if json_output:
             print_json(records)
             return
@@ -111,3 +115,23 @@ def list_principals(
                 record.updated_by,
             )
         console.print(table)
+
+
+@platform_app.command("add-admin")
+def add_platform_admin(
+    principal_id: Annotated[str, typer.Argument(help="Principal id of the new platform admin.")],
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Make a platform administrator (setup: needs the database and its key, no --as).
+
+    Platform administrators are the admins of the reserved tenant _global; they alone
+    write (and approve) global memory, which every tenant reads. Act as one with
+    `--tenant _global --as ID`.
+    """
+    with reporting(json_output), open_app(url) as app:
+        record = app.tenants.add_platform_admin(principal_id)
+        if json_output:
+            print_json(record)
+        else:
+            console.print(f"{record.principal_id} is a platform administrator (tenant _global)")

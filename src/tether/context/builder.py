@@ -29,6 +29,7 @@ from tether.context.window import TurnWindow
 from tether.errors import ContextOverBudget, InvalidInput
 from tether.memory.models import MemoryKind, Scope
 from tether.memory.recall import RecallHit
+from tether.permissions import authorize
 from tether.principals import Principal
 from tether.threads.models import ThreadTail, Turn, TurnRole
 from tether.threads.tokens import TokenCounter
@@ -78,8 +79,9 @@ class Context:
             ContextOverBudget: procedures and constraints alone exceed the budget.
             InvalidInput: a malformed budget or option; nothing is written.
         """
+        authorize(principal, "context.build")
         if procedures is None:
-            procedures = self._procedures.render_for_context(principal.tenant_id)
+            procedures = self._procedures.render_for_context(principal)
         opts = options or ContextOptions()
         _check(budget, opts)
         first_page = max(16, min(opts.page, budget // 24))

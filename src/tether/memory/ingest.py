@@ -47,10 +47,9 @@ from tether.memory.vectors import (
     embed_memories,
     store_vectors_txn,
 )
-from tether.principals import Principal
+from tether.principals import GLOBAL_TENANT, Principal
 from tether.storage.base import MemoryDecisionRow, Storage
 from tether.storage.stores import MemoryStore, RunStore
-from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder

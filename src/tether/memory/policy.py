@@ -27,7 +27,8 @@ from tether.memory.models import (
     Verdict,
 )
 from tether.memory.poisoning import assess
-from tether.principals import Principal, Role
+from tether.permissions import memory_write_access
+from tether.principals import Principal
 
 PII_KINDS = frozenset(pii.PII_KINDS)
 """Personal data: redacted by default. Every other finding is a secret: refused."""
@@ -111,28 +112,13 @@ def _result(rule: str, verdict: Verdict, reason: str) -> RuleResult:
 
 
 def scope_permission(review: Review) -> RuleResult | None:
-    principal, scope = review.principal, review.proposal.scope
-    if not any(principal.has_role(r) for r in (Role.AGENT, Role.OPERATOR, Role.APPROVER)):
-        return _result(
-            "scope_permission", Verdict.REFUSED, f"{principal.principal_id} may not write memory"
-        )
-    if scope is Scope.GLOBAL and not principal.has_role(Role.ADMIN):
-        if principal.has_role(Role.AGENT):
-            return _result(
-                "scope_permission", Verdict.HELD, "global memory needs an administrator's approval"
-            )
-        return _result(
-            "scope_permission", Verdict.REFUSED, "only administrators write global memory"
-        )
-    if (
-        scope is Scope.TENANT
-        and Role.AGENT in principal.roles
-        and not principal.has_role(Role.OPERATOR)
-    ):
-        return _result(
-            "scope_permission", Verdict.HELD, "an agent writes tenant memory only with approval"
-        )
-    return None
+    """Who may write where: the permission map's answer (see
+    :func:`tether.permissions.memory_write_access`)."""
+    access = memory_write_access(review.principal, review.proposal.scope.value)
+    if access is None:
+        return None
+    verdict, reason = access
+    return _result("scope_permission", Verdict(verdict), reason)
 
 
 def source_rules(review: Review) -> RuleResult | None:

@@ -28,9 +28,9 @@ from tether.memory.policy import PolicyConfig
 from tether.memory.text import scope_key, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.memory.when import TimeWindow, query_window
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import GLOBAL_TENANT, Principal
 from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
-from tether.tenants import GLOBAL_TENANT
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
@@ -160,7 +160,7 @@ class Recall:
         pool = max(POOL, 2 * limit)
         use_lexical = mode != "vector"
         use_vector = mode != "lexical" and embedder is not None
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "memory.recall")
         tenant = principal.tenant_id
         keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
         owners: dict[str, list[str]] = {}

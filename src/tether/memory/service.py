@@ -17,7 +17,7 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource
-from tether.memory.ingest import GRACE, Ingest, global_actor
+from tether.memory.ingest import GRACE, Ingest
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
@@ -29,12 +29,13 @@ from tether.memory.models import (
 )
 from tether.memory.policy import PolicyConfig
 from tether.memory.recall import Recall, RecallResult
+from tether.memory.subject import seen_by
 from tether.memory.text import scope_key
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
-from tether.principals import Principal, Role
+from tether.permissions import authorize, check_memory_change
+from tether.principals import Principal
 from tether.storage.base import Storage
 from tether.storage.stores import CoreStore, MemoryStore
-from tether.tenants import GLOBAL_TENANT
 from tether.validation import each_of, guarded, one_of, pairs_of, rules
 
 if TYPE_CHECKING:
@@ -65,12 +66,13 @@ class Memory:
     # -- settings ------------------------------------------------------------------------
 
     def policy(self, principal: Principal) -> PolicyConfig:
+        authorize(principal, "memory.policy")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             text = txn.get_memory_policy(principal.tenant_id)
         return PolicyConfig() if text is None else PolicyConfig.model_validate_json(text)
 
     def configure(self, principal: Principal, config: PolicyConfig) -> None:
-        principal.require(Role.ADMIN)
+        authorize(principal, "memory.configure")
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.upsert_memory_policy(
                 principal.tenant_id,
@@ -88,12 +90,14 @@ class Memory:
 
     def grant_consent(self, principal: Principal, *, purpose: str = "preferences") -> None:
         """The principal (a user) consents to having their preferences remembered."""
+        authorize(principal, "memory.grant_consent")
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.upsert_memory_consent(
                 principal.tenant_id, principal.principal_id, purpose, self._clock.now(), None
             )
 
     def revoke_consent(self, principal: Principal, *, purpose: str = "preferences") -> None:
+        authorize(principal, "memory.revoke_consent")
         now = self._clock.now()
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.upsert_memory_consent(
@@ -116,6 +120,7 @@ class Memory:
         :mod:`tether.memory.ingest`), each its own transaction, while the next chunk is
         embedded.
         """
+        authorize(principal, "memory.propose_many")
         return self._ingest.propose_many(
             principal, proposals, self.policy(principal), self.embedder
         )
@@ -123,74 +128,47 @@ class Memory:
     def approve(self, principal: Principal, memory_id: str) -> MemoryRecord:
         """Activate a held memory (approver, operator or admin; not its proposer).
 
-        A held global memory (in :data:`GLOBAL_TENANT`) needs an administrator.
+        A held global memory is approved by a platform administrator (a principal of
+        :data:`GLOBAL_TENANT`), never by a tenant's admin.
         """
-        principal.require(Role.APPROVER, Role.OPERATOR)
+        authorize(principal, "memory.approve")
         now = self._clock.now()
         actor = principal.principal_id
         with self._storage.transaction(principal.tenant_id) as txn:
-            record = txn.get_memory(principal.tenant_id, memory_id)
-            if record is not None:
-                approved = self._approved_txn(txn, record, actor, actor, now)
-                self._audit_txn(txn, principal, "memory.approved", approved)
-                return approved
-        if not principal.has_role(Role.ADMIN):
-            raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
-        actor = global_actor(principal)
-        with self._storage.transaction(GLOBAL_TENANT) as txn:
-            record = txn.get_memory(GLOBAL_TENANT, memory_id)
-            if record is None:
-                raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+            record = self._get_txn(txn, principal, memory_id)
+            check_memory_change(principal, record.scope.value, what="approve")
             approved = self._approved_txn(txn, record, actor, actor, now)
-        with self._storage.transaction(principal.tenant_id) as txn:
             self._audit_txn(txn, principal, "memory.approved", approved)
-        return approved
+            return approved
 
     def pending(self, principal: Principal, *, limit: int = 100) -> list[MemoryRecord]:
-        """The held memories waiting for a person, oldest first (approver, operator or
-        admin); an administrator also sees the held global memories after the tenant's."""
-        principal.require(Role.APPROVER, Role.OPERATOR)
+        """The held memories of the principal's tenant waiting for a person, oldest first
+        (who may approve them; held global memories are listed to platform administrators,
+        whose tenant holds them)."""
+        authorize(principal, "memory.pending")
         if not 1 <= limit <= 10_000:
             raise InvalidInput(f"limit must be between 1 and 10000, not {limit}")
-        owners = [principal.tenant_id]
-        if principal.has_role(Role.ADMIN):
-            owners.append(GLOBAL_TENANT)
-        held: list[MemoryRecord] = []
-        for tenant in owners:
-            with self._storage.transaction(tenant, write=False) as txn:
-                held += txn.list_memories_for_tenant(
-                    tenant, statuses=[MemoryStatus.PENDING.value], limit=limit - len(held)
-                )
-            if len(held) >= limit:
-                break
-        return held
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return txn.list_memories_for_tenant(
+                principal.tenant_id, statuses=[MemoryStatus.PENDING.value], limit=limit
+            )
 
     def reject(self, principal: Principal, memory_id: str) -> MemoryRecord:
         """Turn down a held memory: it is deleted with every copy (index, vectors, subject
         links) and the rejection is audited; the policy's decision log keeps the fact that
         it was proposed, without its text. The record as it was is returned.
 
-        Approver, operator or admin; a held global memory needs an administrator.
+        Rejecting needs what approving needs (a held global memory: a platform
+        administrator).
         """
-        principal.require(Role.APPROVER, Role.OPERATOR)
+        authorize(principal, "memory.reject")
         with self._storage.transaction(principal.tenant_id) as txn:
-            record = txn.get_memory(principal.tenant_id, memory_id)
-            if record is not None:
-                _require_pending(record)
-                txn.delete_memory(principal.tenant_id, memory_id)
-                self._audit_txn(txn, principal, "memory.rejected", record)
-                return record
-        if not principal.has_role(Role.ADMIN):
-            raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
-        with self._storage.transaction(GLOBAL_TENANT) as txn:
-            record = txn.get_memory(GLOBAL_TENANT, memory_id)
-            if record is None:
-                raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+            record = self._get_txn(txn, principal, memory_id)
+            check_memory_change(principal, record.scope.value, what="reject")
             _require_pending(record)
-            txn.delete_memory(GLOBAL_TENANT, memory_id)
-        with self._storage.transaction(principal.tenant_id) as txn:
+            txn.delete_memory(principal.tenant_id, memory_id)
             self._audit_txn(txn, principal, "memory.rejected", record)
-        return record
+            return record
 
     def _approved_txn(
         self, txn: MemoryStore, record: MemoryRecord, approver: str, actor: str, now: datetime
@@ -240,7 +218,7 @@ class Memory:
         self, principal: Principal, memory_id: str, text: str, *, confidence: float = 0.95
     ) -> PolicyDecision:
         """Replace a memory's content, keeping the old one in its history (bi-temporal)."""
-        principal.require(Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "memory.correct")
         original = self.get(principal, memory_id)
         if original.status is not MemoryStatus.ACTIVE:
             raise Conflict(
@@ -278,9 +256,11 @@ class Memory:
     def _adjust(
         self, principal: Principal, memory_id: str, delta: float, action: str
     ) -> MemoryRecord:
-        principal.require(Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "memory.confirm" if delta > 0 else "memory.contradict")
         with self._storage.transaction(principal.tenant_id) as txn:
             record = self._get_txn(txn, principal, memory_id)
+            if delta < 0:
+                check_memory_change(principal, record.scope.value, what="contradict")
             now = self._clock.now()
             updated = record.model_copy(
                 update={
@@ -294,11 +274,17 @@ class Memory:
         return updated
 
     def forget(self, principal: Principal, memory_id: str) -> MemoryRecord:
-        """Hide a memory now; it is purged after the grace period (unless on legal hold)."""
-        principal.require(Role.AGENT, Role.OPERATOR)
+        """Hide a memory now; it is purged after the grace period (unless on legal hold).
+
+        Forgetting needs what writing the memory needs: a principal whose write to its
+        scope would be held for approval (an agent's to tenant memory) or refused may not
+        forget it.
+        """
+        authorize(principal, "memory.forget")
         now = self._clock.now()
         with self._storage.transaction(principal.tenant_id) as txn:
             record = self._get_txn(txn, principal, memory_id)
+            check_memory_change(principal, record.scope.value, what="forget")
             if record.status in (MemoryStatus.FORGOTTEN,):
                 raise Conflict(f"memory {memory_id} is already forgotten")
             forgotten = record.model_copy(
@@ -314,10 +300,12 @@ class Memory:
 
     def invalidate_source(self, principal: Principal, source_ref: str, new_version: str) -> int:
         """A source changed: every active memory derived from another version is invalidated."""
-        principal.require(Role.AGENT, Role.OPERATOR)
+        authorize(principal, "memory.invalidate_source")
         now = self._clock.now()
         with self._storage.transaction(principal.tenant_id) as txn:
             stale = txn.list_memories_by_source(principal.tenant_id, source_ref, new_version)
+            for scope in sorted({record.scope.value for record in stale}):
+                check_memory_change(principal, scope, what="invalidate")
             for record in stale:
                 txn.update_memory(
                     record.model_copy(
@@ -342,7 +330,7 @@ class Memory:
     @rules(scope=one_of(Scope, optional=False))
     def place_hold(self, principal: Principal, scope: Scope, scope_id: str, reason: str) -> str:
         """A legal hold: nothing in the scope expires, decays, is purged or erased."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "memory.place_hold")
         hold_id = str(self._ids.new_id())
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.insert_memory_hold(
@@ -372,7 +360,7 @@ class Memory:
           deleted with every copy (index, vectors);
         - nothing in a scope under legal hold is touched.
         """
-        principal.require(Role.OPERATOR)
+        authorize(principal, "memory.retention_cycle")
         tenant = principal.tenant_id
         now = self._clock.now()
         threshold = self.policy(principal).confidence_threshold
@@ -436,19 +424,16 @@ class Memory:
     def reembed(self, principal: Principal, *, batch: int = 256) -> int:
         """Compute vectors (the whole text's and each sentence's) with the current embedder
         for every live memory of the tenant
-        (and, for an administrator, of global memory too).
+        (a platform administrator's tenant is global memory).
 
         Vectors are stored under the embedder's id, so a new embedder never mixes spaces
         with an old one; recall uses only the current embedder's vectors.
         """
-        principal.require(Role.OPERATOR)
+        authorize(principal, "memory.reembed")
         if self.embedder is None:
             raise InvalidInput("no embedder is installed: pip install 'tether[embeddings]'")
-        owners = [principal.tenant_id]
-        if principal.has_role(Role.ADMIN):
-            owners.append(GLOBAL_TENANT)
         done = 0
-        for tenant in owners:
+        for tenant in [principal.tenant_id]:
             with self._storage.transaction(tenant, write=False) as txn:
                 records = txn.list_memories_for_tenant(
                     tenant, statuses=["active", "pending"], limit=1_000_000
@@ -470,11 +455,13 @@ class Memory:
     # -- reading -------------------------------------------------------------------------
 
     def get(self, principal: Principal, memory_id: str) -> MemoryRecord:
+        authorize(principal, "memory.get")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return self._get_txn(txn, principal, memory_id)
 
     def history(self, principal: Principal, memory_id: str) -> list[MemoryRecord]:
         """Every version of the fact, oldest first (the chain through ``supersedes``)."""
+        authorize(principal, "memory.history")
         record = self.get(principal, memory_id)
         if record.fact_key is None:
             return [record]
@@ -501,8 +488,12 @@ class Memory:
     ) -> RecallResult:
         """Hybrid recall within the named scopes, every hit explained (see
         :meth:`tether.memory.recall.Recall.recall`); hits unrelated to the query are left
-        out unless ``include_unrelated``."""
-        return self._recall.recall(
+        out unless ``include_unrelated``.
+
+        Global records are shown to other tenants without who wrote or approved them and
+        without subject ids (see :func:`seen_by`).
+        """
+        result = self._recall.recall(
             principal,
             query,
             scopes,
@@ -516,6 +507,10 @@ class Memory:
             include_unrelated=include_unrelated,
             embedder=self.embedder,
         )
+        hits = [
+            hit.model_copy(update={"record": seen_by(principal, hit.record)}) for hit in result.hits
+        ]
+        return result.model_copy(update={"hits": hits})
 
     def flush_access(self) -> None:
         """Write the buffered recall log rows and access counts (recall does every

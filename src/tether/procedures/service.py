@@ -18,7 +18,9 @@ from tether import canonical
 from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import IntegrityViolation, InvalidInput, ProcedureInvalid
-from tether.principals import SYSTEM_ACTOR, Principal, Role
+from tether.ids import check_name
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.procedures.loader import ProcedureSet, from_documents, load_dir, signature
 from tether.procedures.models import Outcome, Policy, Skill
 from tether.redaction import get_logger
@@ -123,7 +125,7 @@ class Procedures:
             ProcedureInvalid: the files or documents are malformed, or the set is empty
                 and ``allow_empty`` is false; nothing changed.
         """
-        principal.require(Role.ADMIN)
+        authorize(principal, "procedures.publish")
         found, where = self._resolve(source)
         if is_empty(found) and not allow_empty:
             raise ProcedureInvalid(
@@ -184,8 +186,11 @@ class Procedures:
 
     # -- reading -------------------------------------------------------------------------
 
-    def current(self, tenant_id: str) -> Current | None:
-        """The version in force for ``tenant_id``, or ``None`` if nothing was published."""
+    def current(self, principal: Principal) -> Current | None:
+        """The version in force for the principal's tenant, or ``None`` if nothing was
+        published."""
+        authorize(principal, "procedures.current")
+        tenant_id = principal.tenant_id
         with self._storage.transaction(tenant_id, write=False) as txn:
             pointer = txn.get_current_procedures(tenant_id)
             if pointer is None:
@@ -195,8 +200,11 @@ class Procedures:
             found = self.version_txn(txn, tenant_id, version)
         return Current(found, since, by, row.source if row else "")
 
-    def history(self, tenant_id: str, *, limit: int = 20) -> list[ProcedureVersionRow]:
-        """Published versions, newest first."""
+    def history(self, principal: Principal, *, limit: int = 20) -> list[ProcedureVersionRow]:
+        """Published versions of the principal's tenant, newest first, each naming who
+        published it."""
+        authorize(principal, "procedures.history")
+        tenant_id = principal.tenant_id
         with self._storage.transaction(tenant_id, write=False) as txn:
             return txn.list_procedure_versions(tenant_id, limit=limit)
 
@@ -225,20 +233,47 @@ class Procedures:
 
     # -- context -------------------------------------------------------------------------
 
-    def render_for_context(self, tenant_id: str, *, labels: Sequence[str] = ()) -> list[str]:
+    def render_for_context(self, principal: Principal, *, labels: Sequence[str] = ()) -> list[str]:
         """Text blocks for a prompt: each skill (only those for ``labels`` if given, plus
         the ones for every task), then one summary of the policies in force."""
-        current = self.current(tenant_id)
+        current = self.current(principal)
         if current is None:
             return []
         return render(current.procedures, labels=labels)
 
     # -- workers -------------------------------------------------------------------------
 
-    def gate(self, directory: Path | str | None = None, *, owner: str = "") -> ProcedureGate:
+    def gate(
+        self,
+        directory: Path | str | None = None,
+        *,
+        owner: str = "",
+        tenants: Sequence[str] = (),
+    ) -> ProcedureGate:
         """What an executor consults: the set in force, and (given ``directory``) the
-        files it publishes when they change."""
-        return ProcedureGate(self, Path(directory) if directory else None, owner)
+        files it publishes, when they change, for ``tenants`` only.
+
+        Raises:
+            InvalidInput: a directory without tenants (it would be published for every
+                tenant the worker claims a run of), or a tenant id that is not valid.
+        """
+        if directory and not tenants:
+            raise InvalidInput(
+                f"procedures directory {Path(directory).name} names no tenants: it is "
+                "published only for the tenants given (`tether worker --tenant T`, "
+                "TETHER_PROCEDURES_TENANTS)"
+            )
+        for tenant in tenants:
+            check_name(tenant, what="tenant")
+        return ProcedureGate(
+            self, Path(directory) if directory else None, owner, frozenset(tenants)
+        )
+
+
+def worker_actor(owner: str) -> str:
+    """How a worker's publication names who made it: ``worker:<owner>`` (no principal id
+    contains ``:``, so it never reads as a person or as Tether's own maintenance)."""
+    return f"worker:{owner or 'unnamed'}"
 
 
 def is_empty(found: ProcedureSet) -> bool:
@@ -291,10 +326,18 @@ class ProcedureGate:
     """The executor's view of procedures: the set in force at claim time, and the
     directory it keeps published (when given one)."""
 
-    def __init__(self, procedures: Procedures, directory: Path | None, owner: str) -> None:
+    def __init__(
+        self,
+        procedures: Procedures,
+        directory: Path | None,
+        owner: str,
+        tenants: frozenset[str] = frozenset(),
+    ) -> None:
         self.procedures = procedures
         self.directory = directory
         self.owner = owner
+        self.tenants = tenants
+        """The tenants the directory is published for; runs of others only enforce."""
         self._signature: str | None = None
         self._parsed: ProcedureSet | str | None = None
         self._reported: set[tuple[str, str]] = set()
@@ -317,9 +360,9 @@ class ProcedureGate:
 
         Returns the newly published set (or ``None``) and, once per tenant and content,
         the problem that kept a malformed directory from being published (the version in
-        force stays).
+        force stays). A tenant the gate is not configured for is left alone.
         """
-        if self.directory is None:
+        if self.directory is None or tenant_id not in self.tenants:
             return None, None
         current = signature(self.directory)
         if current != self._signature:
@@ -342,7 +385,7 @@ class ProcedureGate:
             )
         self.procedures.publish_set(
             tenant_id,
-            SYSTEM_ACTOR,
+            worker_actor(self.owner),
             parsed,
             f"directory {self.directory.name} (worker {self.owner})",
         )

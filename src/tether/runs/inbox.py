@@ -21,7 +21,8 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound
 from tether.ids import IdSource, parse_id
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.runs.claim import Claim
 from tether.storage.base import Storage
 from tether.storage.rows import InboxRow
@@ -66,7 +67,7 @@ class Inbox:
             Conflict: the run has finished.
             InvalidInput: the message is not JSON or is too large.
         """
-        principal.require(Role.AGENT, Role.OPERATOR)
+        authorize(principal, "inbox.send")
         parse_id(run_id, what="run id")
         text = canonical.dumps(message)
         if len(text.encode()) > MAX_MESSAGE_BYTES:
@@ -113,7 +114,7 @@ class Inbox:
         self, principal: Principal, run_id: str, *, after_seq: int = 0, limit: int = 100
     ) -> list[InboxMessage]:
         """What was sent to the run, oldest first (read or not)."""
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR)
+        authorize(principal, "inbox.messages")
         parse_id(run_id, what="run id")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             rows = txn.list_inbox_messages(

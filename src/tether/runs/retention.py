@@ -22,7 +22,8 @@ from tether.audit.notes import OperatorNotes, require_reason
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound
 from tether.ids import IdSource, parse_id
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.runs.claim import load_state_dict
 from tether.runs.models import Run, RunEvent
 from tether.storage.base import Storage
@@ -85,7 +86,7 @@ class RunRetention:
     def set_policy(self, principal: Principal, workflow: str, keep_days: int) -> None:
         """Compact finished runs of ``workflow`` (``*``: every workflow without a policy of
         its own) ``keep_days`` after they finished."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "retention.set_policy")
         if not workflow.strip():
             raise InvalidInput("name a workflow, or * for every workflow without a policy")
         if not 0 <= keep_days <= MAX_KEEP_DAYS:
@@ -107,7 +108,7 @@ class RunRetention:
             )
 
     def remove_policy(self, principal: Principal, workflow: str) -> None:
-        principal.require(Role.ADMIN)
+        authorize(principal, "retention.remove_policy")
         with self._storage.transaction(principal.tenant_id) as txn:
             if not txn.delete_retention_policy(principal.tenant_id, workflow):
                 raise NotFound(f"workflow {workflow!r} has no retention policy")
@@ -117,7 +118,7 @@ class RunRetention:
 
     def policies(self, principal: Principal) -> dict[str, int]:
         """Days kept per workflow (``*``: the default); runs of others are kept forever."""
-        principal.require(Role.OPERATOR, Role.VIEWER)
+        authorize(principal, "retention.policies")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_retention_policies(principal.tenant_id)
 
@@ -125,7 +126,7 @@ class RunRetention:
 
     def hold(self, principal: Principal, run_id: str, *, reason: str) -> str:
         """Place a legal hold: the run is never compacted until every hold is released."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "retention.hold")
         text = require_reason(reason, "a legal hold")
         parse_id(run_id, what="run id")
         hold_id = str(self._ids.new_id())
@@ -156,7 +157,7 @@ class RunRetention:
 
     def release(self, principal: Principal, run_id: str, *, reason: str) -> int:
         """Release every hold on the run; how many there were."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "retention.release")
         text = require_reason(reason, "releasing a legal hold")
         parse_id(run_id, what="run id")
         with self._storage.transaction(principal.tenant_id) as txn:
@@ -181,7 +182,7 @@ class RunRetention:
         return released
 
     def holds(self, principal: Principal, *, limit: int = 1000) -> list[RunHold]:
-        principal.require(Role.OPERATOR, Role.VIEWER)
+        authorize(principal, "retention.holds")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             rows = txn.list_run_holds(principal.tenant_id, limit=limit)
         return [
@@ -236,7 +237,7 @@ class RunRetention:
         (``run.retained``, naming the runs and the counts). A dry run writes nothing and
         reports what a real one would remove now.
         """
-        principal.require(Role.OPERATOR)
+        authorize(principal, "retention.gc")
         if not 1 <= batch <= 1000:
             raise InvalidInput("batch must be between 1 and 1000")
         tenant = principal.tenant_id

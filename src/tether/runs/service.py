@@ -17,6 +17,7 @@ from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
+from tether.permissions import authorize, check_wait_answer
 from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.runs.children import child_results_txn, created_event, new_run
 from tether.runs.claim import load_state_dict
@@ -70,7 +71,7 @@ class Runs:
         """Create a queued run of ``workflow`` (pinned to its version) with ``state``.
 
         Workers claim runs of a higher ``priority`` first (from -1000 to 1000)."""
-        principal.require(Role.AGENT, Role.OPERATOR)
+        authorize(principal, "runs.start")
         if not -MAX_PRIORITY <= priority <= MAX_PRIORITY:
             raise InvalidInput(f"priority must be between {-MAX_PRIORITY} and {MAX_PRIORITY}")
         run_id = str(parse_id(run_id, what="run id")) if run_id else str(self._ids.new_id())
@@ -102,7 +103,7 @@ class Runs:
         return run
 
     def get(self, principal: Principal, run_id: str) -> Run:
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "runs.get")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return self._get_txn(txn, principal.tenant_id, run_id)
 
@@ -110,28 +111,32 @@ class Runs:
     def all(
         self, principal: Principal, *, status: RunStatus | str | None = None, limit: int = 100
     ) -> list[Run]:
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "runs.all")
         wanted = RunStatus(status).value if status else None
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_runs(principal.tenant_id, status=wanted, limit=limit)
 
     def events(self, principal: Principal, run_id: str) -> list[RunEvent]:
+        authorize(principal, "runs.events")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             self._get_txn(txn, principal.tenant_id, run_id)
             return txn.list_events(principal.tenant_id, run_id)
 
     def checkpoints(self, principal: Principal, run_id: str) -> list[Checkpoint]:
+        authorize(principal, "runs.checkpoints")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             self._get_txn(txn, principal.tenant_id, run_id)
             return txn.list_checkpoints(principal.tenant_id, run_id)
 
     def journal(self, principal: Principal, run_id: str) -> list[JournalEntry]:
+        authorize(principal, "runs.journal")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             self._get_txn(txn, principal.tenant_id, run_id)
             return txn.list_journal(principal.tenant_id, run_id)
 
     def state(self, principal: Principal, run_id: str) -> dict[str, Any]:
         """The run's state as of its last checkpoint."""
+        authorize(principal, "runs.state")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             run = self._get_txn(txn, principal.tenant_id, run_id)
             return load_state_dict(txn, run)[0]
@@ -145,6 +150,7 @@ class Runs:
         status: WaitStatus | None = WaitStatus.OPEN,
         run_id: str | None = None,
     ) -> list[Wait]:
+        authorize(principal, "runs.waits")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_waits(
                 principal.tenant_id,
@@ -155,17 +161,19 @@ class Runs:
             )
 
     def wait(self, principal: Principal, wait_id: str) -> Wait:
+        authorize(principal, "runs.wait")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return self._wait_txn(txn, principal.tenant_id, wait_id)
 
     def handoff(self, principal: Principal, run_id: str) -> str:
         """A Markdown handoff of the run for the next session: goal, completed steps,
         current blocker, next action and context (see :mod:`tether.runs.handoff`)."""
+        authorize(principal, "runs.handoff")
         return self.handoff_document(principal, run_id).to_markdown()
 
     def handoff_document(self, principal: Principal, run_id: str) -> HandoffDocument:
         """The handoff of :meth:`handoff`, structured."""
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
+        authorize(principal, "runs.handoff_document")
         tenant = principal.tenant_id
         with self._storage.transaction(tenant, write=False) as txn:
             run = self._get_txn(txn, tenant, run_id)
@@ -182,14 +190,33 @@ class Runs:
     # -- acting on runs ------------------------------------------------------------------
 
     def answer(self, principal: Principal, wait_id: str, answer: Any) -> Run:
-        """Answer an interrupt (a clarification, an external dependency, a human review)."""
-        principal.require(Role.OPERATOR, Role.AGENT, Role.APPROVER)
+        """Answer an interrupt (a clarification, an external dependency, a human review).
+
+        Who may answer depends on the wait (see
+        :func:`tether.permissions.check_wait_answer`): a clarification its addressee
+        (``payload={"addressee": <principal id>}`` when the node asked, else the run's
+        starter) or an operator; a ``human_review`` or an effect-outcome review an operator
+        or approver who is not an agent and did not start the run.
+
+        Raises:
+            PermissionDenied: the principal may not answer this wait; nothing changed.
+        """
+        authorize(principal, "runs.answer")
         with self._storage.transaction(principal.tenant_id) as txn:
             wait = self._open_wait_txn(txn, principal, wait_id)
             if wait.kind is JournalKind.APPROVAL:
                 raise InvalidInput(f"{wait_id} is an approval request: approve or reject it")
             if wait.reason is InterruptReason.CHILD_RUNS:
                 raise InvalidInput(f"{wait_id} waits on child runs; it resumes when they finish")
+            addressee = wait.request.get("addressee")
+            started_by = self._get_txn(txn, principal.tenant_id, wait.run_id).created_by
+            check_wait_answer(
+                principal,
+                reason=wait.reason.value,
+                started_by=started_by,
+                addressee=addressee if isinstance(addressee, str) else started_by,
+                settles_effect="idempotency_key" in wait.request,
+            )
             if "idempotency_key" in wait.request and not _settles_effect(answer):
                 raise InvalidInput(
                     f"{wait_id} asks whether effect {wait.request.get('effect')!r} happened: "
@@ -217,11 +244,17 @@ class Runs:
             PermissionDenied: the principal lacks the requested role or asked for it.
             Conflict: the request was already decided, cancelled or has expired.
         """
+        authorize(principal, "runs.decide")
         with self._storage.transaction(principal.tenant_id) as txn:
             wait = self._open_wait_txn(txn, principal, approval_id)
             if wait.kind is not JournalKind.APPROVAL:
                 raise InvalidInput(f"{approval_id} is not an approval request; answer it instead")
-            principal.require(Role(wait.approver_role or Role.APPROVER.value))
+            role = Role(wait.approver_role or Role.APPROVER.value)
+            if not principal.has_role(role):
+                raise PermissionDenied(
+                    f"approval {approval_id} is decided by the {role.value} role, which "
+                    f"principal {principal.principal_id!r} does not hold"
+                )
             if principal.principal_id == wait.requested_by:
                 raise PermissionDenied(
                     f"{principal.principal_id!r} requested approval {approval_id} and may not "
@@ -250,7 +283,7 @@ class Runs:
     def cancel(self, principal: Principal, run_id: str, *, reason: str = "") -> Run:
         """Cancel a run. A waiting run is cancelled at once; a running one at its next
         node or effect. Completed effects are not undone."""
-        principal.require(Role.OPERATOR)
+        authorize(principal, "runs.cancel")
         with self._storage.transaction(principal.tenant_id) as txn:
             run = self._get_txn(txn, principal.tenant_id, run_id)
             if run.status in FINISHED:
@@ -292,7 +325,7 @@ class Runs:
 
         A run waiting on an open question is resumed by answering it instead.
         """
-        principal.require(Role.OPERATOR)
+        authorize(principal, "runs.resume")
         with self._storage.transaction(principal.tenant_id) as txn:
             run = self._get_txn(txn, principal.tenant_id, run_id)
             if run.status in FINISHED:
@@ -364,7 +397,7 @@ class Runs:
     def set_concurrency_limit(self, principal: Principal, max_running: int | None) -> None:
         """Let at most ``max_running`` runs of the principal's tenant run at once (``None``
         lifts the limit). Runs over the limit stay queued until a running one stops."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "runs.set_concurrency_limit")
         if max_running is not None and max_running < 1:
             raise InvalidInput("max_running must be at least 1 (or None for no limit)")
         with self._storage.transaction(principal.tenant_id) as txn:
@@ -384,7 +417,7 @@ class Runs:
 
     def concurrency_limit(self, principal: Principal) -> int | None:
         """The tenant's limit on running runs, if it has one."""
-        principal.require(Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER, Role.ADMIN)
+        authorize(principal, "runs.concurrency_limit")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.get_run_limit(principal.tenant_id)
 

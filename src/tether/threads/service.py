@@ -19,7 +19,8 @@ from tether.clock import Clock
 from tether.config import Settings
 from tether.errors import InvalidInput, NotFound
 from tether.ids import IdSource
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.storage.base import Storage
 from tether.storage.stores import ThreadStore
 from tether.threads.models import NewTurn, Summary, Thread, ThreadTail, Turn, TurnKind
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
 MAX_TURN_CHARS = 1_000_000
 MAX_BATCH = 10_000
 _LAST = 2**62
-
-READERS = (Role.VIEWER, Role.AGENT, Role.OPERATOR, Role.APPROVER)
-WRITERS = (Role.AGENT, Role.OPERATOR)
 
 
 @guarded
@@ -58,7 +56,7 @@ class Threads:
         settings: Settings,
         counter: TokenCounter | None = None,
         summarizer: Summarizer | None = None,
-        erase_sessions: Callable[[str, list[str]], int] | None = None,
+        erase_sessions: Callable[[Principal, list[str]], int] | None = None,
     ) -> None:
         self.storage = storage
         self._erase_sessions = erase_sessions
@@ -108,7 +106,7 @@ class Threads:
     ) -> Thread:
         """Start a thread of ``user_id``; it is purged after ``retention_days`` without a
         new turn (``None``: kept until erased)."""
-        principal.require(*WRITERS)
+        authorize(principal, "threads.create")
         _check_id(user_id, "user id")
         if thread_id is not None:
             _check_id(thread_id, "thread id")
@@ -142,7 +140,7 @@ class Threads:
         return thread
 
     def get(self, principal: Principal, thread_id: str) -> Thread:
-        principal.require(*READERS)
+        authorize(principal, "threads.get")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
             return self._get_txn(txn, principal.tenant_id, thread_id)
 
@@ -150,7 +148,7 @@ class Threads:
         self, principal: Principal, *, user_id: str | None = None, limit: int = 100
     ) -> list[Thread]:
         """Threads of the tenant (or of one user), most recently active first."""
-        principal.require(*READERS)
+        authorize(principal, "threads.all")
         if not 1 <= limit <= 10_000:
             raise InvalidInput("limit must be between 1 and 10000")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
@@ -165,7 +163,7 @@ class Threads:
         self, principal: Principal, thread_id: str, turns: Sequence[NewTurn]
     ) -> list[Turn]:
         """Append turns in one transaction, numbered in the order given."""
-        principal.require(*WRITERS)
+        authorize(principal, "threads.append_many")
         if not turns:
             raise InvalidInput("nothing to append: give at least one turn")
         if len(turns) > MAX_BATCH:
@@ -233,7 +231,7 @@ class Threads:
         limit: int = 1000,
     ) -> list[Turn]:
         """Turns ``from_seq``..``to_seq`` (inclusive), in order, at most ``limit``."""
-        principal.require(*READERS)
+        authorize(principal, "threads.turns")
         if from_seq < 1 or (to_seq is not None and to_seq < from_seq):
             raise InvalidInput("give 1 <= from_seq <= to_seq")
         if not 1 <= limit <= 100_000:
@@ -253,7 +251,7 @@ class Threads:
     ) -> list[Turn]:
         """The ``count`` most recent turns (of those before ``before_seq``, if given),
         oldest first."""
-        principal.require(*READERS)
+        authorize(principal, "threads.last_turns")
         if not 1 <= count <= 100_000:
             raise InvalidInput("count must be between 1 and 100000")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
@@ -269,7 +267,7 @@ class Threads:
     def tail(self, principal: Principal, thread_id: str, count: int) -> ThreadTail:
         """The thread, its latest summary and its ``count`` most recent turns, read in one
         transaction so the three agree (what a context is built from)."""
-        principal.require(*READERS)
+        authorize(principal, "threads.tail")
         if not 1 <= count <= 100_000:
             raise InvalidInput("count must be between 1 and 100000")
         tenant = principal.tenant_id
@@ -281,7 +279,7 @@ class Threads:
 
     def get_turn(self, principal: Principal, turn_id: str) -> Turn:
         """A turn by its id: how a masked observation is read back in full."""
-        principal.require(*READERS)
+        authorize(principal, "threads.get_turn")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
             turn = txn.get_thread_turn(principal.tenant_id, turn_id)
         if turn is None:
@@ -291,7 +289,7 @@ class Threads:
     def find_turns(self, principal: Principal, thread_id: str, ref: str) -> list[Turn]:
         """The thread's turns carrying reference ``ref`` (a tool call and its observation
         share one), in order."""
-        principal.require(*READERS)
+        authorize(principal, "threads.find_turns")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
             self._get_txn(txn, principal.tenant_id, thread_id)
             found = txn.list_thread_turns_by_ref(principal.tenant_id, thread_id, ref)
@@ -302,7 +300,7 @@ class Threads:
     # -- summaries -----------------------------------------------------------------------
 
     def summaries(self, principal: Principal, thread_id: str) -> list[Summary]:
-        principal.require(*READERS)
+        authorize(principal, "threads.summaries")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
             self._get_txn(txn, principal.tenant_id, thread_id)
             return txn.list_thread_summaries(principal.tenant_id, thread_id)
@@ -322,7 +320,7 @@ class Threads:
         its range and the references of the covered turns it drops. The turns stay.
         Returns ``None`` when the latest summary already covers ``through_seq``.
         """
-        principal.require(*WRITERS)
+        authorize(principal, "threads.summarize")
         if max_tokens < 16:
             raise InvalidInput("a summary needs max_tokens of at least 16")
         tenant = principal.tenant_id
@@ -385,7 +383,7 @@ class Threads:
         """Purge the tenant's threads inactive past their retention (clock time), with
         their turns and summaries. Threads under a legal hold (user or conversation
         scope) are kept."""
-        principal.require(Role.OPERATOR)
+        authorize(principal, "threads.retention_cycle")
         tenant = principal.tenant_id
         now = self._clock.now()
         counts: Counter[str] = Counter()
@@ -412,7 +410,7 @@ class Threads:
 
     def export_user(self, principal: Principal, user_id: str) -> list[dict[str, Any]]:
         """Every thread of ``user_id`` with its turns and summaries (JSON-ready)."""
-        principal.require(Role.ADMIN, Role.OPERATOR)
+        authorize(principal, "threads.export_user")
         with self.storage.transaction(principal.tenant_id, write=False) as txn:
             return export_user_threads_txn(txn, principal.tenant_id, user_id)
 
@@ -421,7 +419,7 @@ class Threads:
         ``app.subjects.erase`` does this too, in the same transaction as the person's
         memories. Like it, the freed pages are then rewritten (see
         ``Storage.compact_after_erasure``)."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "threads.erase_user")
         tenant = principal.tenant_id
         with self.storage.transaction(tenant) as txn:
             counts, sessions = erase_user_threads_txn(txn, tenant, user_id)
@@ -435,7 +433,7 @@ class Threads:
                 subjects=[user_id],
             )
         if sessions and self._erase_sessions is not None:
-            erased = self._erase_sessions(tenant, sessions)
+            erased = self._erase_sessions(principal, sessions)
             if erased:
                 counts["working_memory"] = erased
         self.storage.compact_after_erasure()

@@ -23,7 +23,8 @@ from tether.clock import Clock, format_timestamp
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from tether.ids import IdSource, parse_id
 from tether.keys import Keyring
-from tether.principals import Principal, Role
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.runs.models import Run, RunStatus, Wait
 from tether.storage.base import Storage, Transaction
 from tether.storage.rows import WebhookDeliveryRow, WebhookEndpointRow
@@ -62,14 +63,14 @@ class Webhooks:
 
     def signing_secret(self, principal: Principal) -> str:
         """The tenant's signing secret, hex, for configuring a receiver (administrator)."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "webhooks.signing_secret")
         return self.secret_for(principal.tenant_id).hex()
 
     # -- the allowlist and endpoints -------------------------------------------------------
 
     def allow(self, principal: Principal, prefix: str) -> None:
         """Allow webhooks to URLs under ``prefix`` (administrator)."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "webhooks.allow")
         parse_url(prefix, "the allowlist prefix")
         with self._storage.transaction(principal.tenant_id) as txn:
             txn.insert_webhook_prefix(
@@ -81,7 +82,7 @@ class Webhooks:
 
     def disallow(self, principal: Principal, prefix: str) -> None:
         """Remove ``prefix``: pending deliveries to URLs only it allowed are refused."""
-        principal.require(Role.ADMIN)
+        authorize(principal, "webhooks.disallow")
         with self._storage.transaction(principal.tenant_id) as txn:
             if not txn.delete_webhook_prefix(principal.tenant_id, prefix):
                 raise NotFound(f"{prefix!r} is not on the allowlist")
@@ -90,7 +91,7 @@ class Webhooks:
             )
 
     def allowlist(self, principal: Principal) -> list[str]:
-        principal.require(Role.OPERATOR, Role.VIEWER)
+        authorize(principal, "webhooks.allowlist")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_webhook_prefixes(principal.tenant_id)
 
@@ -102,7 +103,7 @@ class Webhooks:
         Raises:
             PermissionDenied: ``url`` is not under an allowlisted prefix.
         """
-        principal.require(Role.OPERATOR)
+        authorize(principal, "webhooks.add_endpoint")
         parse_url(url)
         chosen = sorted({WebhookEvent(e) for e in events} if events else set(WebhookEvent))
         if not chosen:
@@ -128,7 +129,7 @@ class Webhooks:
         return _endpoint(row)
 
     def remove_endpoint(self, principal: Principal, endpoint_id: str) -> None:
-        principal.require(Role.OPERATOR)
+        authorize(principal, "webhooks.remove_endpoint")
         parse_id(endpoint_id, what="endpoint id")
         with self._storage.transaction(principal.tenant_id) as txn:
             if not txn.remove_webhook_endpoint(
@@ -140,7 +141,7 @@ class Webhooks:
             )
 
     def endpoints(self, principal: Principal) -> list[Endpoint]:
-        principal.require(Role.OPERATOR, Role.VIEWER)
+        authorize(principal, "webhooks.endpoints")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return [_endpoint(row) for row in txn.list_webhook_endpoints(principal.tenant_id)]
 
@@ -150,7 +151,7 @@ class Webhooks:
         self, principal: Principal, *, status: DeliveryStatus | None = None, limit: int = 100
     ) -> list[Delivery]:
         """The delivery log, newest first."""
-        principal.require(Role.OPERATOR, Role.VIEWER)
+        authorize(principal, "webhooks.deliveries")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             rows = txn.list_webhook_deliveries(
                 principal.tenant_id,
@@ -161,7 +162,7 @@ class Webhooks:
 
     def retry(self, principal: Principal, delivery_id: str) -> Delivery:
         """Queue a failed or refused delivery again, now, under the same delivery id."""
-        principal.require(Role.OPERATOR)
+        authorize(principal, "webhooks.retry")
         parse_id(delivery_id, what="delivery id")
         with self._storage.transaction(principal.tenant_id) as txn:
             row = txn.get_webhook_delivery(principal.tenant_id, delivery_id)
@@ -190,7 +191,7 @@ class Webhooks:
     ) -> int:
         """Queue ``event`` about ``subject`` (e.g. ``run.stuck`` for a run id) for every
         endpoint that wants it, once per ``subject`` and event; how many were queued."""
-        principal.require(Role.OPERATOR)
+        authorize(principal, "webhooks.notify")
         with self._storage.transaction(principal.tenant_id) as txn:
             return self._enqueue_txn(
                 txn, principal.tenant_id, WebhookEvent(event), f"{event}:{subject}", dict(data)

@@ -23,6 +23,8 @@ from pydantic import BaseModel, ConfigDict
 from tether import canonical
 from tether.clock import Clock
 from tether.errors import InvalidInput
+from tether.permissions import authorize
+from tether.principals import Principal
 from tether.storage.base import WorkingRow
 from tether.validation import guarded
 
@@ -88,12 +90,15 @@ class WorkingStore(Protocol):
 class WorkingMemory:
     """Session-scoped key/value state with an optional time to live per entry.
 
-    Bad input (an empty key or id, a value that is not JSON, a TTL that is not a positive
-    number of seconds) raises :class:`~tether.errors.InvalidInput` and changes nothing.
+    Every call takes the acting principal: its tenant is the only one read or written,
+    and its roles decide (``working.read``, ``working.write`` in
+    :mod:`tether.permissions`). Bad input (an empty key or id, a value that is not JSON, a
+    TTL that is not a positive number of seconds) raises
+    :class:`~tether.errors.InvalidInput` and changes nothing.
 
     Example:
-        >>> app.working.set("acme", thread_id, "draft", {"step": 2}, ttl_s=3600)
-        >>> app.working.get("acme", thread_id, "draft")
+        >>> app.working.set(agent, thread_id, "draft", {"step": 2}, ttl_s=3600)
+        >>> app.working.get(agent, thread_id, "draft")
         {'step': 2}
     """
 
@@ -103,7 +108,7 @@ class WorkingMemory:
 
     def set(
         self,
-        tenant_id: str,
+        principal: Principal,
         session_id: str,
         key: str,
         value: Any,
@@ -114,27 +119,37 @@ class WorkingMemory:
 
         ``ttl_s=None`` keeps the entry until it is deleted or its session is cleared.
         """
+        authorize(principal, "working.set")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         _check_key(key)
         ttl = _check_ttl(ttl_s)
         self.store.set(tenant_id, session_id, key, _encode(key, value), ttl)
 
-    def get(self, tenant_id: str, session_id: str, key: str, default: Any = None) -> Any:
+    def get(self, principal: Principal, session_id: str, key: str, default: Any = None) -> Any:
         """The value under ``key``, or ``default`` if there is none or it expired."""
+        authorize(principal, "working.get")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         _check_key(key)
         row = self.store.get(tenant_id, session_id, key)
         return default if row is None else canonical.loads(row.value_json)
 
-    def entry(self, tenant_id: str, session_id: str, key: str) -> WorkingEntry | None:
+    def entry(self, principal: Principal, session_id: str, key: str) -> WorkingEntry | None:
         """The live entry under ``key`` with its expiry, or ``None``."""
+        authorize(principal, "working.entry")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         _check_key(key)
         row = self.store.get(tenant_id, session_id, key)
         return None if row is None else _entry(row)
 
-    def get_many(self, tenant_id: str, session_id: str, keys: Iterable[str]) -> dict[str, Any]:
+    def get_many(
+        self, principal: Principal, session_id: str, keys: Iterable[str]
+    ) -> dict[str, Any]:
         """The live values among ``keys`` (missing and expired keys are left out)."""
+        authorize(principal, "working.get_many")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         wanted = _check_keys(keys)
         if not wanted:
@@ -142,51 +157,67 @@ class WorkingMemory:
         rows = self.store.get_many(tenant_id, session_id, wanted)
         return {row.key: canonical.loads(row.value_json) for row in sorted(rows, key=_by_key)}
 
-    def items(self, tenant_id: str, session_id: str) -> dict[str, Any]:
+    def items(self, principal: Principal, session_id: str) -> dict[str, Any]:
         """Every live ``key: value`` of the session, by key."""
-        return {entry.key: entry.value for entry in self.entries(tenant_id, session_id)}
+        return {entry.key: entry.value for entry in self.entries(principal, session_id)}
 
-    def entries(self, tenant_id: str, session_id: str) -> list[WorkingEntry]:
+    def entries(self, principal: Principal, session_id: str) -> list[WorkingEntry]:
         """Every live entry of the session with its expiry, by key."""
+        authorize(principal, "working.entries")
+        return self._entries(principal.tenant_id, session_id)
+
+    def _entries(self, tenant_id: str, session_id: str) -> list[WorkingEntry]:
         _check_ids(tenant_id, session_id)
         rows = self.store.entries(tenant_id, session_id)
         return [_entry(row) for row in sorted(rows, key=_by_key)]
 
-    def keys(self, tenant_id: str, session_id: str) -> list[str]:
+    def keys(self, principal: Principal, session_id: str) -> list[str]:
         """The live keys of the session, sorted."""
-        return [entry.key for entry in self.entries(tenant_id, session_id)]
+        return [entry.key for entry in self.entries(principal, session_id)]
 
-    def touch(self, tenant_id: str, session_id: str, key: str, *, ttl_s: float | None) -> bool:
+    def touch(
+        self, principal: Principal, session_id: str, key: str, *, ttl_s: float | None
+    ) -> bool:
         """Extend (or shorten) a live entry's life to ``ttl_s`` from now; ``None`` keeps it
         until deleted. Returns whether there was a live entry to touch."""
+        authorize(principal, "working.touch")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         _check_key(key)
         return self.store.touch(tenant_id, session_id, key, _check_ttl(ttl_s))
 
-    def delete(self, tenant_id: str, session_id: str, key: str) -> bool:
+    def delete(self, principal: Principal, session_id: str, key: str) -> bool:
         """Remove one entry; whether a live one was there."""
+        authorize(principal, "working.delete")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         _check_key(key)
         return self.store.delete(tenant_id, session_id, key)
 
-    def clear(self, tenant_id: str, session_id: str) -> int:
+    def clear(self, principal: Principal, session_id: str) -> int:
         """Remove every entry of a session; how many live entries it had."""
+        authorize(principal, "working.clear")
+        tenant_id = principal.tenant_id
         _check_ids(tenant_id, session_id)
         return self.store.clear(tenant_id, session_id)
 
     def export_sessions(
-        self, tenant_id: str, session_ids: Iterable[str]
+        self, principal: Principal, session_ids: Iterable[str]
     ) -> dict[str, list[WorkingEntry]]:
         """The live entries of each session, for a data subject's export.
 
         Every session asked for is in the result, an empty list when it holds nothing.
         """
+        authorize(principal, "working.export_sessions")
+        tenant_id = principal.tenant_id
         sessions = _check_sessions(tenant_id, session_ids)
-        return {session: self.entries(tenant_id, session) for session in sessions}
+        return {session: self._entries(tenant_id, session) for session in sessions}
 
-    def erase_sessions(self, tenant_id: str, session_ids: Iterable[str]) -> int:
+    def erase_sessions(self, principal: Principal, session_ids: Iterable[str]) -> int:
         """Remove every entry of each session (expired ones too), for a data subject's
         erasure; how many live entries were removed."""
+        authorize(principal, "working.erase_sessions")
+        tenant_id = principal.tenant_id
         sessions = _check_sessions(tenant_id, session_ids)
         return sum(self.store.clear(tenant_id, session) for session in sessions)
 

@@ -1,22 +1,24 @@
 """The PostgreSQL backend (psycopg 3 with a connection pool), for many workers.
 
-Each tenant transaction switches to the ``tether_app`` role and sets ``tether.tenant_id``,
-a random ``tether.tenant_nonce`` and ``tether.tenant_sig`` with ``set_config(…, true)``:
-all end with the transaction, so a pooled connection never carries a tenant or a role into
-the next one. The signature is an HMAC of the tenant, the backend's process id and the
-nonce under a key derived from the master key; row-level security counts the tenant only
-when ``tether_tenant()`` (which alone reads the database's copy of that key) finds the
-signature right. SQL that sets the tenant itself, without the key, sees no tenant's rows.
+Each tenant transaction switches to the ``tether_app`` role with ``set_config(…, true)``
+(which ends with the transaction) and calls ``tether_enter(tenant, nonce, signature)``:
+the signature is an HMAC of the tenant, the backend's process id and the nonce under a key
+derived from the master key, and the nonce grows with every transaction of the process.
+``tether_enter()`` (which alone reads the database's copy of that key) checks both and
+binds the tenant to this one transaction; row-level security reads it back through
+``tether_tenant()``. SQL that sets the tenant itself, or replays a signature it saw, sees
+no tenant's rows.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import math
 import re
-import secrets
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -67,15 +69,16 @@ _KEPT_DEAD = re.compile(r"(\d+) dead row versions cannot be removed yet")
 APP_ROLE = "tether_app"
 SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
-_SET_CONTEXT = (
-    "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true), "
-    "set_config('tether.tenant_nonce', %s, true), set_config('tether.tenant_sig', %s, true)"
-)
+_SET_CONTEXT = "SELECT set_config('role', %s, true), tether_enter(%s, %s, %s) AS entered"
+_SET_SYSTEM = "SELECT set_config('role', %s, true), set_config('tether.tenant_id', %s, true)"
+_NONCES = itertools.count(time.time_ns())
+"""Nonces of this process: each larger than the last, so a session (which accepts only a
+nonce larger than every one before) never takes a signature twice."""
 
 
-def sign_tenant(key: bytes, tenant_id: str, backend_pid: int) -> tuple[str, str]:
-    """A fresh nonce and the signature ``tether_tenant()`` accepts for this backend."""
-    nonce = secrets.token_hex(16)
+def sign_tenant(key: bytes, tenant_id: str, backend_pid: int) -> tuple[int, str]:
+    """A fresh nonce and the signature ``tether_enter()`` accepts once, on this backend."""
+    nonce = next(_NONCES)
     message = f"{tenant_id}\x1f{backend_pid}\x1f{nonce}".encode()
     return nonce, hmac.new(key, message, hashlib.sha256).hexdigest()
 
@@ -252,6 +255,8 @@ class PostgresStorage:
         self._settings = settings
         self._keyring: Keyring | None = None
         self._tenant_key_bytes: bytes | None = None
+        self._sessions: weakref.WeakSet[psycopg.Connection[dict[str, Any]]] = weakref.WeakSet()
+        """Connections whose session has its nonce sequence (core 0003)."""
         if keyring is not None:
             self.use_keys(keyring)
         self.display_url = database.display
@@ -364,6 +369,8 @@ class PostgresStorage:
         key = self._tenant_key if role == APP_ROLE else b""
         try:
             with self._pool.connection() as conn:
+                if key:
+                    self._start_session(conn)
                 # Reads see one snapshot (an audit chain and its head, a run and its
                 # checkpoints), as SQLite's read transactions do. Set on the connection,
                 # the characteristics go out with BEGIN itself (no extra round trip).
@@ -371,11 +378,16 @@ class PostgresStorage:
                 conn.read_only = None if write else True
                 try:
                     with conn.transaction():
-                        nonce, signature = (
-                            sign_tenant(key, tenant_id, conn.info.backend_pid) if key else ("", "")
-                        )
-                        conn.execute(_SET_CONTEXT, (role, tenant_id, nonce, signature))
+                        if key:
+                            nonce, signature = sign_tenant(key, tenant_id, conn.info.backend_pid)
+                            conn.execute(_SET_CONTEXT, (role, tenant_id, nonce, signature))
+                        else:
+                            conn.execute(_SET_SYSTEM, (role, tenant_id))
                         yield PostgresTransaction(conn, self._queries)
+                except pg_errors.Error as exc:
+                    if exc.sqlstate == "TT003":
+                        conn.close()  # its nonce sequence is gone or not Tether's: replace it
+                    raise
                 finally:
                     if not write and not conn.closed:
                         # Back to the defaults before the pool lends it to other code.
@@ -383,6 +395,20 @@ class PostgresStorage:
                         conn.read_only = None
         except (psycopg.Error, PoolTimeout) as exc:
             self._fail(exc)
+
+    def _start_session(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        """Give the connection's session its nonce sequence, once (outside any
+        transaction: read-only transactions may advance it but not create it). A session
+        whose sequence was dropped or replaced is closed, so the pool makes a new one."""
+        if conn in self._sessions:
+            return
+        try:
+            conn.execute("SELECT tether_session_start()")
+        except pg_errors.Error as exc:
+            if exc.sqlstate == "TT003":
+                conn.close()
+            raise
+        self._sessions.add(conn)
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -403,6 +429,7 @@ class PostgresStorage:
         """
         try:
             with self._pool.connection() as conn:
+                self._start_session(conn)
                 cursor = psycopg.ClientCursor(conn)
                 txn = PostgresTransaction(conn, self._queries)
                 cursor.execute(txn.step_script(write, cursor, self._tenant_key))

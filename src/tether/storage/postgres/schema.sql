@@ -31,8 +31,8 @@ CREATE TABLE tether_meta (
     value text NOT NULL
 );
 
--- Only its owner reads tether_secrets; tether_tenant() checks a transaction's signed
--- tenant against it (see core 0002).
+-- Only its owner reads tether_secrets; tether_enter() checks a transaction's signed
+-- tenant against it and binds it to that transaction (see core 0002 and 0003).
 CREATE TABLE tether_secrets (
     purpose   text PRIMARY KEY,
     inner_pad bytea NOT NULL,
@@ -40,6 +40,47 @@ CREATE TABLE tether_secrets (
 );
 
 REVOKE ALL ON tether_secrets FROM PUBLIC;
+
+CREATE FUNCTION tether_session_start() RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
+BEGIN
+    CREATE TEMP SEQUENCE IF NOT EXISTS tether_nonces AS bigint MINVALUE 0 START 0;
+    IF (SELECT c.relowner FROM pg_class c WHERE c.oid = to_regclass('pg_temp.tether_nonces'))
+       IS DISTINCT FROM current_user::regrole::oid THEN
+        RAISE EXCEPTION 'the session''s tether_nonces sequence is not Tether''s'
+            USING ERRCODE = 'TT003';
+    END IF;
+END $$;
+
+CREATE FUNCTION tether_enter(claimed text, nonce bigint, sig text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
+DECLARE
+    inner_key bytea;
+    outer_key bytea;
+    bound     text;
+BEGIN
+    IF (SELECT c.relowner FROM pg_class c WHERE c.oid = to_regclass('pg_temp.tether_nonces'))
+       IS DISTINCT FROM current_user::regrole::oid THEN
+        RAISE EXCEPTION 'no tenant context in this session: call tether_session_start()'
+            USING ERRCODE = 'TT003';
+    END IF;
+    SELECT s.inner_pad, s.outer_pad INTO inner_key, outer_key
+    FROM tether_secrets s WHERE s.purpose = 'pg-tenant-context';
+    IF encode(sha256(outer_key || sha256(inner_key || convert_to(
+           claimed || chr(31) || pg_backend_pid()::text || chr(31) || nonce::text, 'UTF8'))),
+           'hex') IS DISTINCT FROM sig
+       OR nonce <= (SELECT s.last_value FROM pg_temp.tether_nonces s) THEN
+        RETURN false;
+    END IF;
+    PERFORM setval('pg_temp.tether_nonces', nonce);
+    bound := claimed || chr(31) || pg_backend_pid()::text || chr(31)
+             || transaction_timestamp()::text;
+    PERFORM set_config('tether.tenant_id', claimed, true);
+    PERFORM set_config('tether.tenant_proof',
+        encode(sha256(outer_key || sha256(inner_key || convert_to(bound, 'UTF8'))), 'hex'),
+        true);
+    RETURN true;
+END $$;
 
 CREATE FUNCTION tether_tenant() RETURNS text
 LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
@@ -51,9 +92,9 @@ BEGIN
     SELECT s.inner_pad, s.outer_pad INTO inner_key, outer_key
     FROM tether_secrets s WHERE s.purpose = 'pg-tenant-context';
     IF encode(sha256(outer_key || sha256(inner_key || convert_to(
-           claimed || chr(31) || pg_backend_pid()::text
-           || chr(31) || current_setting('tether.tenant_nonce', true), 'UTF8'))), 'hex')
-       = current_setting('tether.tenant_sig', true) THEN
+           claimed || chr(31) || pg_backend_pid()::text || chr(31)
+           || transaction_timestamp()::text, 'UTF8'))), 'hex')
+       = current_setting('tether.tenant_proof', true) THEN
         RETURN claimed;
     END IF;
     RETURN NULL;
@@ -61,13 +102,18 @@ END $$;
 
 DO $$
 BEGIN
-    EXECUTE format(
-        'ALTER FUNCTION tether_tenant() SET search_path = pg_catalog, %I, pg_temp',
-        current_schema()
-    );
+    EXECUTE format('ALTER FUNCTION tether_tenant() SET search_path = pg_catalog, %I, pg_temp',
+                   current_schema());
+    EXECUTE format('ALTER FUNCTION tether_enter(text, bigint, text) '
+                   'SET search_path = pg_catalog, %I, pg_temp', current_schema());
+    EXECUTE format('ALTER FUNCTION tether_session_start() '
+                   'SET search_path = pg_catalog, %I, pg_temp', current_schema());
 END $$;
 
-REVOKE ALL ON FUNCTION tether_tenant() FROM PUBLIC;
+REVOKE ALL ON FUNCTION tether_tenant(), tether_session_start(), tether_enter(text, bigint, text)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tether_session_start(), tether_enter(text, bigint, text)
+    TO tether_app, tether_system;
 GRANT EXECUTE ON FUNCTION tether_tenant() TO tether_app, tether_system;
 
 CREATE TABLE tenants (
@@ -947,6 +993,7 @@ CREATE POLICY system_access ON webhook_cursors TO tether_system USING (true) WIT
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', now()),
        ('core', 2, 'signed_tenant', now()),
+       ('core', 3, 'transaction_bound_tenant', now()),
        ('runs', 1, 'initial', now()),
        ('runs', 2, 'leases', now()),
        ('runs', 3, 'signed_tenant', now()),

@@ -542,6 +542,7 @@ CREATE TABLE webhook_cursors (
 INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 2, 'signed_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('core', 3, 'transaction_bound_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 3, 'workers', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
