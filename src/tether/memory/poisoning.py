@@ -22,7 +22,9 @@ Four signals, each named in the decision so a reviewer sees why a proposal was h
   model is mostly English; the multilingual lexicon carries the other languages.
 
 The lexicon (:data:`LEXICON`) is a set of word stems per category, in English, German,
-French, Spanish, Italian, Portuguese and Dutch, matched on the normalised text
+French, Spanish, Italian, Portuguese and Dutch, with fewer stems in Polish, Swedish,
+Turkish and Japanese (a Japanese stem matches inside a word: the script has no spaces),
+matched on the normalised text
 (:func:`tether.memory.injection.normalise`: case, accents, look-alike letters, markdown
 emphasis, letters spaced out or joined by dots, punctuation around words).
 """
@@ -34,6 +36,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -44,18 +47,92 @@ from tether.memory.injection import looks_like_instruction, normalise
 
 MODEL_FILE = "poisoning_model.json"
 UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
+_UNSPACED = 0x2E80
+"""From here on (CJK scripts) words are not separated by spaces."""
 
 
-def _stems(spaced: str) -> re.Pattern[str]:
+def _plain(stem: str) -> str:
+    """A stem as the normalised text has it: folded, without accents (a Japanese stem
+    loses its voicing marks as the text does), ``_`` and ``-`` as spaces."""
+    decomposed = unicodedata.normalize("NFKD", stem.casefold())
+    stem = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return stem.replace("_", " ").replace("-", " ")
+
+
+def _stems(*spaced: str) -> re.Pattern[str]:
     """Stems matched at a word start as prefixes; ``_`` and ``-`` stand for a space (as
-    the normalised text has it) and a final ``$`` asks for the whole word."""
-    unique = {stem.replace("_", " ").replace("-", " ") for stem in spaced.split()}
+    the normalised text has it) and a final ``$`` asks for the whole word. Text without
+    spaces between words (Japanese) has no word starts: such a stem matches anywhere."""
+    unique = {_plain(stem) for group in spaced for stem in group.split()}
     stems = sorted(unique, key=len, reverse=True)
-    parts = [
-        re.escape(stem[:-1]) + r"\b" if stem.endswith("$") else re.escape(stem) for stem in stems
-    ]
-    return re.compile(r"\b(?:" + "|".join(parts) + ")")
+    parts = []
+    for stem in stems:
+        start = "" if ord(stem[0]) >= _UNSPACED else r"\b"
+        body = re.escape(stem[:-1]) + r"\b" if stem.endswith("$") else re.escape(stem)
+        parts.append(start + body)
+    return re.compile("(?:" + "|".join(parts) + ")")
 
+
+_OTHER_LANGUAGES: dict[str, str] = {
+    # Polish, Swedish, Turkish and Japanese: the same categories, fewer stems
+    "privilege": (
+        "uprawnien uprawnion upowaznien pelny_dostep pełny_dostep pełnego_dostepu "
+        "nieograniczon zwolnion_z autoryzowan przywilej behorighet rattighet "
+        "full_atkomst fullstandig_atkomst obegransad undantagen befogenhet "
+        "auktoriserad fullmakt privilegi yetki ayrıcalık tam_erisim sınırsız muaf "  # noqa: RUF001
+        "権限 特権 アクセス権 全権 認可 無制限 免除 承認済"
+    ),
+    "breadth": "wszystk kazd każd alla$ allt$ varje tum$ tüm$ butun bütün 全て すべて 全体 全部",
+    "role": (
+        "kierownik własciciel wlasciciel prezes dyrektor menedzer szef systemadmin "
+        "chef$ agare vd$ direktor yonetici yönetici mudur müdür sahibi "
+        "管理者 部長 社長 責任者 所有者 オーナー 役員"
+    ),
+    "control": (
+        "dziennik audyt zatwierdz weryfikac kontrol kopie_zapasow kopii_zapasow przelew "
+        "płatnos platnos zwrot hasło haslo dwuetapow uwierzytelnian monitorow "
+        "baz_klient bazy_klient rejestr logowani histori zgod bezpieczenst "
+        "logg granskning godkann verifier sakerhetskopi utbetalning aterbetalning "
+        "losenord tvafaktor overvakning kundregist kundlist historik sakerhet "
+        "kayıt kayd denetim onay dogrula yedek odeme iade sifre iki_adım guvenlik "  # noqa: RUF001
+        "musteri_list gecmis "
+        "ログ 監査 承認 確認 検証 バックアップ 送金 返金 支払 パスワード 二段階 認証 監視 "
+        "顧客 記録 履歴 セキュリティ 不正"
+    ),
+    "weaken": (
+        "pomin pominąc wyłacz wylacz usun usuwa bez_weryfikac bez_zgod bez_zatwierdz "
+        "bez_kontrol bez_pytania nie_zapisuj nie_rejestruj nie_loguj ukryj ignoruj "
+        "nie_pros obejsc hoppa_over hoppar_over stang_av stanga_av radera ta_bort "
+        "utan_att_fraga utan_godkann utan_kontroll utan_verifiering logga_inte "
+        "inte_logga dolj ignorera kringga atla devre_dısı kapat sil$ silin silebil "  # noqa: RUF001
+        "sormadan dogrulamadan onaysız kontrolsuz yazma$ kaydetme gizle yok_say "  # noqa: RUF001
+        "gerek_yok スキップ 無効 削除 記録しない 求めない 確認なし 確認せず 聞かず 省略 "
+        "無視 隠 停止 不要"
+    ),
+    "agent": (
+        "asystent model_jezykow sztuczna_inteligencj ai_modell sprakmodell asistan "
+        "yapay_zeka dil_modeli アシスタント 人工知能"
+    ),
+    "directive": (
+        "od_teraz odtad zawsze nigdy musi$ musisz nalezy należy alltid aldrig maste "
+        "ska$ skall hadanefter fran_och_med_nu her_zaman asla bundan_sonra gerekir "
+        "今後 常に 必ず これからは すること 決して"
+    ),
+    "grant": (
+        "nadano przyznan awansow mianowan beviljad tilldelad$ befordrad utnamnd "
+        "verildi$ tanındı atandı terfi 付与された 与えられ 昇進 任命"  # noqa: RUF001
+    ),
+    "exfiltrate": (
+        "na_moj_prywatny na_prywatny na_moja_prywatna skicka_hela skicka_en_kopia "
+        "till_min_privata till_min_privat vidarebefordra_alla kisisel_e_postama "
+        "kisisel_adresime ozel_e_postama 個人メールに 個人のメールに 私用メールに 外部に送"
+    ),
+    "self": (
+        "jestem mam$ moje moj$ moich mnie$ jag_ar jag_har mina mitt mig$ benim bende "
+        "私は 私の 僕 自分"
+    ),
+}
+"""Stems in four languages the team's corpus does not have, added to :data:`LEXICON`."""
 
 LEXICON: dict[str, re.Pattern[str]] = {
     # rights: privileges, permissions, access, exemptions (a strong sign)
@@ -80,13 +157,15 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "vollmacht befugnis pouvoir_d poder_de potere_di on_his_own on_her_own "
         "on_their_own selbst_freigeb selbst_genehmig seul$ por_su_cuenta da_solo "
         "da_sola sozinho sozinha zelf_goedkeur gaat_boven geht_vor hat_vorrang prevale "
-        "prevalece scavalca sobrepoe anula$ anulla"
+        "prevalece scavalca sobrepoe anula$ anulla",
+        _OTHER_LANGUAGES["privilege"],
     ),
     # everything: all records, every account, any case
     "breadth": _stems(
         "all$ every any$ tutte tutti todos todas tous$ toutes alle$ alles iedere elke "
         "jede$ jeder jedes qualsiasi cualquier qualquer n'importe whole entire gesamte "
-        "ganze hele$ tout_le toda_la tutta_la"
+        "ganze hele$ tout_le toda_la tutta_la",
+        _OTHER_LANGUAGES["breadth"],
     ),
     # roles that carry authority (weak alone: an occupation is no claim)
     "role": _stems(
@@ -100,7 +179,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "equipe_securite equipo_de_seguridad team_sicurezza equipa_de_seguranca "
         "securityteam auditor auditeur revisore prufer operator developer entwickler "
         "developpeur desarrollador sviluppatore programador ontwikkelaar manager "
-        "root$ superior"
+        "root$ superior",
+        _OTHER_LANGUAGES["role"],
     ),
     # controls and guarded assets: logs, approvals, checks, backups, secrets, records
     "control": _stems(
@@ -127,7 +207,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "rapports_d'acces informes_de_acceso relatorios_de_acesso toegangsrapport "
         "payout pagament payment betaling zahlung auszahl uitbetal paiement pago pagos "
         "rimbors reembols terugbetal erstattung rembourse filter filtering inhaltsfilter "
-        "filtrage filtro kyc"
+        "filtrage filtro kyc",
+        _OTHER_LANGUAGES["control"],
     ),
     # weakening a control: skipping, switching off, deleting, hiding, ignoring
     "weaken": _stems(
@@ -157,7 +238,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "ist_in_ordnung ne_pose_pas esta_bien va_bene nao_faz_mal is_prima feel_free "
         "ruhig n'hesite puedes_eliminar puoi_eliminar podes_eliminar mag_je_gerust "
         "mag_gerust darfst_du_gern just_approve einfach_ohne it's_okay_to_turn "
-        "rather_you_disable straight_to_production"
+        "rather_you_disable straight_to_production",
+        _OTHER_LANGUAGES["weaken"],
     ),
     # the agent addressed as such
     "agent": _stems(
@@ -179,7 +261,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "sicherheitsrichtlinie politique_de_securite politica_de_seguridad "
         "politica_di_sicurezza politica_de_seguranca veiligheidsbeleid "
         "who_built_you der_dich_gebaut qui_t'a_concu que_te_creo che_ti_ha_creato "
-        "que_te_criou die_je_heeft_gebouwd"
+        "que_te_criou die_je_heeft_gebouwd",
+        _OTHER_LANGUAGES["agent"],
     ),
     # directives: must, always, from now on, treat as, reply with
     "directive": _stems(
@@ -191,7 +274,11 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "fais_comme haz_como fai_finta faz_de_conta doe_alsof act_as$ follow$ "
         "follow_only befolge volg$ important$ wichtig$ count_as gelten_als "
         "comptent_comme cuentan_como valgono_come contam_como gelden_als follow_my "
-        "befolge_meine suis_mes sigue_mis segui_le_mie segue_as_minhas volg_mijn"
+        "befolge_meine suis_mes sigue_mis segui_le_mie segue_as_minhas volg_mijn "
+        # an order to trust a source or a sender
+        "trust$ vertraue$ vertrau$ fais_confiance faites_confiance confia$ confie$ "
+        "fidati fidatevi vertrouw$ zaufaj ufaj lita_pa guven$ 信頼して",
+        _OTHER_LANGUAGES["directive"],
     ),
     # giving someone a right
     "grant": _stems(
@@ -199,7 +286,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "erteil gewahr befordert freigeschalt accord donne_moi conced concedieron "
         "otorg dar_me dat_me dato concesso concedido gegeven gekregen toegekend "
         "verleend habilitado autorizado_a abilitat ernannt appointed nomme nombrado "
-        "nominato nomeado benoemd"
+        "nominato nomeado benoemd",
+        _OTHER_LANGUAGES["grant"],
     ),
     # sending data away
     "exfiltrate": _stems(
@@ -217,7 +305,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "if_someone_asks whoever_asks anyone_who_says jedem_der wer_auch_immer "
         "quiconque a_quien_lo_pida con_quien_diga chiunque a_quem_pedir com_quem_disser "
         "iedereen_die wie_erom_vraagt home_addresses privatadressen adresses_personnelles "
-        "direcciones_personales indirizzi_di_casa moradas_pessoais huisadressen"
+        "direcciones_personales indirizzi_di_casa moradas_pessoais huisadressen",
+        _OTHER_LANGUAGES["exfiltrate"],
     ),
     # the writer speaks about themself
     "self": _stems(
@@ -231,7 +320,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "mis_acciones me_concedieron habla_el sono$ ho$ scrivo il_mio la_mia le_mie "
         "mi_e_stato parla_l sou$ tenho estou escrevo o_meu a_minha os_meus as_minhas "
         "foi-me fala_o ik_ben ik_heb ik_sta ik_schrijf mijn_rol mijn_account "
-        "mijn_woord mijn_verzoeken mijn_exports mijn_acties hier_spreekt"
+        "mijn_woord mijn_verzoeken mijn_exports mijn_acties hier_spreekt",
+        _OTHER_LANGUAGES["self"],
     ),
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
