@@ -26,7 +26,7 @@ def h(backend: TestDatabase) -> Iterator[Harness]:
 def passes(h: Harness) -> list[dict[str, object]]:
     return [
         e.details
-        for e in h.app.audit.entries(TENANT, limit=10_000)
+        for e in h.app.audit.entries(h.admin, limit=10_000)
         if e.action == "housekeeping.pass"
     ]
 
@@ -35,8 +35,8 @@ def test_the_worker_runs_a_due_pass_and_audits_its_counts(h: Harness) -> None:
     chat = workflow("chat")
     start_and_finish(h, chat, 3)
     h.app.retention.set_policy(h.admin, "chat", 1)
-    h.app.working.set(TENANT, "session-1", "draft", {"n": 1}, ttl_s=60)
-    h.app.working.set(TENANT, "session-1", "keep", {"n": 2})
+    h.app.working.set(h.admin, "session-1", "draft", {"n": 1}, ttl_s=60)
+    h.app.working.set(h.admin, "session-1", "keep", {"n": 2})
     h.clock.advance(timedelta(days=2))
     executor = h.executor(WorkflowRegistry(chat), "worker-1")
 
@@ -54,7 +54,7 @@ def test_the_worker_runs_a_due_pass_and_audits_its_counts(h: Harness) -> None:
     )
     assert runs["run_events"] > 0
     assert set(first) == {"memory", "threads", "working_purged", "runs"}
-    assert h.app.working.get(TENANT, "session-1", "keep") == {"n": 2}
+    assert h.app.working.get(h.admin, "session-1", "keep") == {"n": 2}
 
     h.clock.advance(timedelta(minutes=30))
     assert h.app.housekeeping.run_due(owner="worker-1") == []
@@ -87,6 +87,6 @@ def test_a_pass_by_hand_needs_the_operator_role(h: Harness) -> None:
     report = h.app.housekeeping.run(h.operator, owner="cli")
     assert report.working_purged == 0
     entry = next(
-        e for e in h.app.audit.entries(TENANT, limit=1000) if e.action == "housekeeping.pass"
+        e for e in h.app.audit.entries(h.admin, limit=1000) if e.action == "housekeeping.pass"
     )
     assert entry.actor_id == h.operator.principal_id

@@ -57,7 +57,7 @@ def test_pending_lists_held_memories_oldest_first_and_reject_removes_every_copy(
     assert [r.memory_id for r in app.memory.pending(sam)] == [first.memory_id]
     recalled = app.memory.recall(agent, "export every case", [(Scope.CASE, "C-1")])
     assert recalled.hits == []
-    actions = [entry.action for entry in app.audit.entries("acme", limit=1000)]
+    actions = [entry.action for entry in app.audit.entries(sam, limit=1000)]
     assert "memory.rejected" in actions
 
 
@@ -84,16 +84,17 @@ def test_only_a_held_memory_is_rejected_and_only_by_a_reviewer(
         app.memory.reject(sam, str(held.memory_id))
 
 
-def test_held_global_memories_are_listed_and_rejected_by_an_administrator(
+def test_held_global_memories_are_listed_and_rejected_by_platform_administrators(
     app: Tether, cast: dict[str, Principal]
 ) -> None:
-    held = propose(
-        app, cast["agent"], "Refunds above 500 euros need a manager", Scope.GLOBAL, "all"
-    )
+    writer = app.tenants.add_platform_admin("platform-writer").as_principal()
+    checker = app.tenants.add_platform_admin("platform-checker").as_principal()
+    held = propose(app, writer, "Refunds above 500 euros need a manager", Scope.GLOBAL, "all")
     assert held.verdict is Verdict.HELD
-    assert held.memory_id not in [r.memory_id for r in app.memory.pending(cast["sam"])]
-    assert [r.memory_id for r in app.memory.pending(cast["alice"])] == [held.memory_id]
-    with pytest.raises(NotFound):
-        app.memory.reject(cast["sam"], str(held.memory_id))
-    app.memory.reject(cast["alice"], str(held.memory_id))
-    assert app.memory.pending(cast["alice"]) == []
+    for name in ("sam", "alice"):
+        assert held.memory_id not in [r.memory_id for r in app.memory.pending(cast[name])]
+        with pytest.raises(NotFound):
+            app.memory.reject(cast[name], str(held.memory_id))
+    assert [r.memory_id for r in app.memory.pending(checker)] == [held.memory_id]
+    app.memory.reject(checker, str(held.memory_id))
+    assert app.memory.pending(checker) == []

@@ -72,7 +72,7 @@ def test_a_replay_after_a_crash_receives_the_same_messages(h: Harness) -> None:
     reads = [e for e in h.journal(run.run_id) if e.name == "tether.inbox"]
     assert len(reads) == 3
     assert [m.seq for m in h.app.inbox.messages(h.viewer, run.run_id)] == [1, 2]
-    actions = [e.action for e in h.app.audit.entries(TENANT, limit=100)]
+    actions = [e.action for e in h.app.audit.entries(h.admin, limit=100)]
     assert actions.count("run.message_sent") == 2
     with pytest.raises(Conflict, match="finished run"):
         h.app.inbox.send(h.agent, run.run_id, "too late")
@@ -93,7 +93,7 @@ def test_a_message_sent_while_the_run_waits_is_read_when_it_resumes(h: Harness) 
     assert waiting.status is RunStatus.WAITING_FOR_USER
     h.app.inbox.send(h.agent, run.run_id, {"note": "urgent"})
     assert waiting.wait_id is not None
-    h.app.runs.answer(h.approver, waiting.wait_id, "acct-7")
+    h.app.runs.answer(h.operator, waiting.wait_id, "acct-7")
     done = h.executor(registry, "worker-1").execute(TENANT, run.run_id)
     assert h.state(run.run_id)["later"] == [{"note": "urgent"}], done.error
 

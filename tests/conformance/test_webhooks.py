@@ -217,7 +217,9 @@ def test_a_failing_receiver_exhausts_attempts_and_retry_sends_it_again(
     assert (delivered.status, delivered.attempts) == ("delivered", MAX_ATTEMPTS + 1)
     assert {r["delivery_id"] for r in receiver.seen} == {failed.delivery_id}
     secret = h.app.webhooks.signing_secret(h.admin)
-    trail = json.dumps([e.model_dump(mode="json") for e in h.app.audit.entries(TENANT, limit=1000)])
+    trail = json.dumps(
+        [e.model_dump(mode="json") for e in h.app.audit.entries(h.admin, limit=1000)]
+    )
     assert secret not in trail
     assert "webhook.retried" in trail
 
