@@ -99,8 +99,6 @@ WorkflowsOption = Annotated[
         "examples.case_review.workflow:registry",
     ),
 ]
-
-
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")
 ]
