@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.memory --no-postgres --ingest 1000
 	$(BIN)/python -m bench.context
 	$(BIN)/python -m bench.workers
+	$(BIN)/python -m bench.cli_start
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests examples bench scripts

@@ -335,6 +335,7 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "principals ls": "tenants.principals",
         "audit verify": "audit.verify",
         "audit ls": "audit.entries",
+        "runs start": "runs.start",
         "runs ls": "runs.all",
         "runs show": "runs.get",
         "runs timeline": "runs.events",

@@ -94,6 +94,7 @@ def asking() -> Workflow[Ask]:
 
 
 REGISTRY = WorkflowRegistry(asking())
+MATRIX_WORKFLOWS = f"{__name__}:REGISTRY"
 
 
 class World:
@@ -503,11 +504,12 @@ def public_operations(app: Tether) -> set[str]:
 
 
 def command_paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    subs = dict(getattr(command, "commands", None) or {})
-    if not subs:
+    """Every leaf command below ``command`` (lazily loaded groups loaded)."""
+    names = command.list_commands(None) if hasattr(command, "list_commands") else []
+    if not names:
         yield path
-    for name, sub in sorted(subs.items()):
-        yield from command_paths(sub, (*path, name))
+    for name in sorted(names):
+        yield from command_paths(command.get_command(None, name), (*path, name))
 
 
 COMMANDS = sorted(" ".join(path) for path in command_paths(typer.main.get_command(cli_app)))
@@ -552,7 +554,7 @@ def test_operations_without_a_principal_take_none(tmp_path: Path) -> None:
 def _command(command: str) -> Any:
     found = typer.main.get_command(cli_app)
     for name in command.split():
-        found = dict(found.commands)[name]  # type: ignore[attr-defined]
+        found = found.get_command(None, name)  # type: ignore[attr-defined]
     return found
 
 
@@ -698,6 +700,9 @@ COMMAND_CASES = [
     CommandCase("principals add", lambda t: ["cli-newcomer", "--role", "viewer"]),
     CommandCase("principals ls", lambda t: []),
     CommandCase("audit ls", lambda t: []),
+    CommandCase(
+        "runs start", lambda t: ["asking", "--input", "{}", "--workflows", MATRIX_WORKFLOWS]
+    ),
     CommandCase("runs ls", lambda t: []),
     CommandCase("runs show", lambda t: [t["run"]]),
     CommandCase("runs timeline", lambda t: [t["run"]]),

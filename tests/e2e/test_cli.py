@@ -126,8 +126,11 @@ def tamper(db_path: Path, seq: int) -> None:
 
 
 def subcommands(command: Any) -> dict[str, Any]:
-    """A group's commands (typer's groups need not subclass click.Group)."""
-    return dict(getattr(command, "commands", None) or {})
+    """A group's commands, loading the lazily imported ones (typer's groups need not
+    subclass click.Group)."""
+    if not hasattr(command, "list_commands"):
+        return {}
+    return {name: command.get_command(None, name) for name in command.list_commands(None)}
 
 
 def walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:

@@ -27,6 +27,7 @@ import click
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.table import Column, Table
 from rich.text import Text
 
 from tether import canonical
@@ -40,6 +41,8 @@ from tether.validation import validation_message
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SECRET_VARIABLES = ("TETHER_SECRET_KEY", "TETHER_SUMMARIZER_KEY")
 _URL_VARIABLES = ("TETHER_URL", "TETHER_REDIS_URL")
+_WIDEST_TABLE = 100_000
+_OTHER_COLUMN = 8
 
 
 def visible(text: str) -> str:
@@ -88,9 +91,36 @@ ActorOption = Annotated[
         help="Principal to act as; its roles in the tenant decide what is allowed.",
     ),
 ]
+WorkflowsOption = Annotated[
+    str,
+    typer.Option(
+        envvar="TETHER_WORKFLOWS",
+        help="module:attribute of the WorkflowRegistry (or Workflow) to run, e.g. "
+        "examples.case_review.workflow:registry",
+    ),
+]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")
 ]
+
+
+def id_column(header: str) -> Column:
+    """A table column for ids: never wrapped or cut, so the id can be copied whole."""
+    return Column(header, no_wrap=True)
+
+
+def print_table(table: Table) -> None:
+    """Print ``table`` at the terminal's width, or wider when its id columns need more:
+    long lines, never a cut id. The other columns wrap, keeping a few characters each."""
+    natural = console.measure(table, options=console.options.update_width(_WIDEST_TABLE))
+    ids = [column for column in table.columns if column.no_wrap]
+    for_ids = sum(max(map(len, map(str, [column.header, *column.cells]))) for column in ids)
+    needed = for_ids + _OTHER_COLUMN * (len(table.columns) - len(ids)) + 3 * len(table.columns)
+    width = min(natural.maximum, needed)
+    if width <= console.width:
+        console.print(table)
+    else:  # a console's print never goes wider than the console
+        PlainConsole(width=width).print(table)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -15,13 +15,22 @@ from tether.cli._common import (
     UrlOption,
     acting,
     console,
+    id_column,
     open_app,
     print_json,
+    print_table,
     reporting,
 )
 from tether.clock import format_timestamp
 from tether.errors import InvalidInput
-from tether.memory.models import MemoryKind, MemoryProposal, MemoryRecord, Scope, SourceType
+from tether.memory.models import (
+    MemoryKind,
+    MemoryProposal,
+    MemoryRecord,
+    MemoryStatus,
+    Scope,
+    SourceType,
+)
 
 memory_app = typer.Typer(
     help="Governed memory: the model proposes, the policy decides.", no_args_is_help=True
@@ -56,13 +65,28 @@ def _show(record: MemoryRecord) -> None:
         f"{record.scope.value}:{record.scope_id} [{record.status.value}]"
     )
     console.print(record.text, highlight=False)
+    source = record.source_type.value + (f" ({record.source_ref})" if record.source_ref else "")
+    console.print(f"source {source}; confidence {record.confidence:.2f}", highlight=False)
     console.print(
-        f"confidence {record.confidence:.2f}; "
-        f"source {record.source_type.value} {record.source_ref or ''}; "
-        f"valid from {format_timestamp(record.valid_from)}"
-        + (f" to {format_timestamp(record.valid_to)}" if record.valid_to else ""),
+        f"created by {record.created_by} at {format_timestamp(record.created_at)}; "
+        f"{_approval(record)}",
         highlight=False,
     )
+    console.print(
+        f"valid from {format_timestamp(record.valid_from)}"
+        + (f" to {format_timestamp(record.valid_to)}" if record.valid_to else "")
+        + "; expires "
+        + (format_timestamp(record.expires_at) if record.expires_at else "never"),
+        highlight=False,
+    )
+
+
+def _approval(record: MemoryRecord) -> str:
+    if record.approved_by:
+        return f"approved by {record.approved_by}"
+    if record.status is MemoryStatus.PENDING:
+        return "waiting for approval (tether memory approve)"
+    return "no approval needed (the write policy accepted it)"
 
 
 @memory_app.command("propose")
@@ -154,13 +178,13 @@ def recall(
         if json_output:
             print_json(result)
             return
-        table = Table("score", "kind", "memory", "text", *(["why"] if explain else []))
+        table = Table("score", "kind", id_column("memory"), "text", *(["why"] if explain else []))
         for hit in result.hits:
             row = [f"{hit.score:.3f}", hit.record.kind.value, hit.record.memory_id, hit.record.text]
             if explain:
                 row.append(json.dumps({k: v for k, v in hit.why.items() if k != "formula"}))
             table.add_row(*row)
-        console.print(table)
+        print_table(table)
         if explain:
             console.print(
                 f"filtered out: {json.dumps(result.filtered_out)}; "
@@ -290,7 +314,7 @@ def pending(
         if json_output:
             print_json(records)
             return
-        table = Table("memory", "scope", "kind", "source", "proposed by", "text")
+        table = Table(id_column("memory"), "scope", "kind", "source", "proposed by", "text")
         for record in records:
             table.add_row(
                 record.memory_id,
@@ -300,7 +324,10 @@ def pending(
                 record.created_by,
                 record.text,
             )
-        console.print(table if records else "nothing is waiting for approval")
+        if records:
+            print_table(table)
+        else:
+            console.print("nothing is waiting for approval")
 
 
 @memory_app.command("approve")

@@ -16,8 +16,10 @@ from tether.cli._common import (
     acting,
     console,
     err_console,
+    id_column,
     open_app,
     print_json,
+    print_table,
     reporting,
 )
 
@@ -130,10 +132,10 @@ def list_policies(
         for workflow, days in policies.items():
             table.add_row(workflow, str(days))
         console.print(table)
-        held = Table("held run", "hold", "by", "reason note")
+        held = Table(id_column("held run"), id_column("hold"), "by", "reason note")
         for hold in holds:
             held.add_row(hold.run_id, hold.hold_id, hold.created_by, hold.note_digest)
-        console.print(held)
+        print_table(held)
 
 
 @retention_app.command("hold")

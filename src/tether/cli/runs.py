@@ -1,42 +1,37 @@
-"""``tether runs``, ``tether approvals`` and ``tether worker``."""
+"""``tether runs`` and ``tether approvals``."""
 
 from __future__ import annotations
 
 import json
-import signal
-import threading
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from tether.app import Tether
 from tether.cli._common import (
     ActorOption,
     JsonOption,
     TenantOption,
     UrlOption,
+    WorkflowsOption,
     acting,
     console,
-    err_console,
+    id_column,
     open_app,
     print_json,
+    print_table,
+    read_stdin,
     reporting,
-    say_database,
     write_text,
 )
 from tether.clock import format_timestamp
-from tether.config import Settings, load_settings
-from tether.errors import InvalidInput, StorageUnavailable
-from tether.redaction import get_logger
-from tether.runs.engine import default_owner
+from tether.errors import InvalidInput
 from tether.runs.models import JournalKind, WaitStatus
-from tether.runs.worker import MAX_BACKOFF_S, Backoff, Worker, load_registry, run_workers
+from tether.runs.worker import load_registry
+from tether.runs.workflow import Workflow, WorkflowRegistry
 
-log = get_logger("tether.worker")
-
-runs_app = typer.Typer(help="Inspect and operate runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="Start, inspect and operate runs.", no_args_is_help=True)
 approvals_app = typer.Typer(
     help="The approvals inbox: list, show, approve, reject.", no_args_is_help=True
 )
@@ -64,7 +59,7 @@ def list_runs(
         if json_output:
             print_json(runs)
             return
-        table = Table("run", "workflow", "status", "node", "steps", "updated")
+        table = Table(id_column("run"), "workflow", "status", "node", "steps", "updated")
         for run in runs:
             table.add_row(
                 run.run_id,
@@ -74,7 +69,80 @@ def list_runs(
                 str(run.steps),
                 _when(run.updated_at),
             )
-        console.print(table)
+        print_table(table)
+
+
+@runs_app.command("start")
+def start_run(
+    workflow: Annotated[
+        str,
+        typer.Argument(
+            help="Workflow to start: NAME (its newest registered version) or NAME@VERSION."
+        ),
+    ],
+    tenant: TenantOption,
+    actor: ActorOption,
+    input_: Annotated[
+        str,
+        typer.Option(
+            "--input",
+            help="The run's initial state: a JSON object, or @FILE to read it from a file "
+            "(@- reads stdin).",
+        ),
+    ],
+    workflows: WorkflowsOption,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id",
+            help="Id of the new run (a UUID); default a new one. An existing id is a conflict.",
+        ),
+    ] = None,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Queue a new run of a workflow (agent or operator); a worker executes it."""
+    with reporting(json_output):
+        state = _state_from(input_)
+        chosen = _workflow_named(load_registry(workflows), workflow)
+        chosen.validate_state(state)
+        with open_app(url) as app:
+            run = app.runs.start(acting(app, tenant, actor), chosen, state, run_id=run_id)
+        if json_output:
+            print_json(run)
+            return
+        console.print(f"run {run.run_id} {run.workflow}@{run.workflow_version}: {run.status.value}")
+
+
+def _state_from(given: str) -> dict[str, Any]:
+    """The JSON object of ``--input`` (inline, ``@FILE`` or ``@-`` for stdin)."""
+    if given.startswith("@"):
+        name = given[1:]
+        if name == "-":
+            text = read_stdin()
+        else:
+            try:
+                text = Path(name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InvalidInput(f"--input: cannot read {name!r}: {exc}") from None
+    else:
+        text = given
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--input is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInput("--input is nested too deeply") from None
+    if not isinstance(state, dict):
+        raise InvalidInput("--input must be a JSON object (the run's initial state)")
+    return state
+
+
+def _workflow_named(registry: WorkflowRegistry, given: str) -> Workflow[Any]:
+    name, at, version = given.partition("@")
+    if at and not version.isdigit():
+        raise InvalidInput(f"workflow {given!r}: use NAME or NAME@VERSION (a number)")
+    return registry.get(name, int(version) if at else None)
 
 
 @runs_app.command("show")
@@ -104,7 +172,7 @@ def show_run(
                 f"{wait.kind.value} {wait.wait_id} [{wait.status.value}] "
                 f"{wait.reason.value}: {wait.message}"
             )
-        table = Table("node", "visit", "#", "kind", "name", "status", "idempotency key")
+        table = Table("node", "visit", "#", "kind", "name", "status", id_column("idempotency key"))
         for entry in journal:
             table.add_row(
                 entry.node,
@@ -115,7 +183,7 @@ def show_run(
                 entry.status.value,
                 entry.idempotency_key,
             )
-        console.print(table)
+        print_table(table)
         console.print_json(json.dumps(state))
 
 
@@ -275,7 +343,15 @@ def list_approvals(
         if json_output:
             print_json(waits)
             return
-        table = Table("approval", "run", "status", "risk", "title", "requested by", "expires")
+        table = Table(
+            id_column("approval"),
+            id_column("run"),
+            "status",
+            "risk",
+            "title",
+            "requested by",
+            "expires",
+        )
         for wait in waits:
             table.add_row(
                 wait.wait_id,
@@ -286,7 +362,7 @@ def list_approvals(
                 wait.requested_by,
                 _when(wait.expires_at),
             )
-        console.print(table)
+        print_table(table)
 
 
 @approvals_app.command("show")
@@ -359,171 +435,3 @@ def reject(
 ) -> None:
     """Reject a request; the run continues down its rejection path."""
     _decide(approval_id, tenant, actor, url, False, comment)
-
-
-def worker(
-    workflows: Annotated[
-        str,
-        typer.Option(
-            envvar="TETHER_WORKFLOWS",
-            help="module:attribute of the WorkflowRegistry (or Workflow) to run, e.g. "
-            "examples.case_review.workflow:registry",
-        ),
-    ],
-    until_idle: Annotated[
-        bool, typer.Option("--until-idle", help="Exit when no run is runnable.")
-    ] = False,
-    lease: Annotated[
-        float,
-        typer.Option(min=0.1, help="Lease seconds; another worker may take over a run after it."),
-    ] = 60.0,
-    poll: Annotated[
-        float,
-        typer.Option(
-            min=0.01,
-            help="Most seconds an idle worker sleeps without a wake-up (the fallback when "
-            "one is lost).",
-        ),
-    ] = 2.0,
-    owner: Annotated[
-        str | None,
-        typer.Option(help="Worker identity, unique among live workers (default host:pid:random)."),
-    ] = None,
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            max=64,
-            help="Runs executed at once by this process, one thread each (their owners end "
-            "in /1, /2, ...).",
-        ),
-    ] = 1,
-    metrics_port: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            max=65535,
-            help="Serve Prometheus metrics at http://<metrics-host>:PORT/metrics (needs the "
-            "'metrics' extra).",
-        ),
-    ] = None,
-    metrics_host: Annotated[
-        str, typer.Option(help="Address the metrics endpoint listens on.")
-    ] = "127.0.0.1",
-    procedures: Annotated[
-        Path | None,
-        typer.Option(
-            envvar="TETHER_PROCEDURES_DIR",
-            help="Directory of skills and policies to publish when it changes, for the "
-            "--tenant tenants only (needs at least one).",
-        ),
-    ] = None,
-    procedures_tenant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tenant",
-            help="A tenant the --procedures directory applies to (repeatable); runs of other "
-            "tenants only enforce what their admins published.",
-        ),
-    ] = None,
-    url: UrlOption = None,
-) -> None:
-    """Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).
-
-    Idle, it sleeps until storage wakes it (LISTEN/NOTIFY on PostgreSQL; on SQLite, a
-    check every few milliseconds for another connection's commit), until the next timer
-    is due, or --poll seconds. When idle it also runs each tenant's housekeeping pass when
-    due (TETHER_HOUSEKEEPING_INTERVAL_S) and delivers webhooks (the first of the
-    --concurrency workers does).
-
-    Storage that cannot be reached, at start or later, makes the worker wait and retry
-    rather than exit; it exits on configuration errors (a bad URL or --workflows, a missing
-    database, an outdated schema).
-    """
-    with reporting():
-        settings = load_settings(url=url)
-        say_database(settings.database.display)
-        registry = load_registry(workflows)
-        stopping = threading.Event()
-
-        def stop(signum: int, frame: object) -> None:
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        app = _open_when_available(settings, stopping, Backoff(max_s=min(MAX_BACKOFF_S, lease / 2)))
-        if app is None:
-            return
-        with app:
-            base = owner or default_owner()
-            loops = []
-            for index in range(1, concurrency + 1):
-                executor = app.executor(
-                    registry,
-                    procedures_dir=str(procedures) if procedures else None,
-                    procedures_tenants=procedures_tenant or None,
-                    lease_s=lease,
-                    owner=base if concurrency == 1 else f"{base}/{index}",
-                )
-                loops.append(
-                    Worker(
-                        executor,
-                        app.runs,
-                        poll_s=poll,
-                        wakeups=app.storage.wakeups(),
-                        # one worker of the process does the idle chores; the rest stay free
-                        idle_tasks=app.idle_tasks(executor.owner) if index == 1 else (),
-                    )
-                )
-            for loop in loops:
-                loop.stop = stopping
-            server = _serve_metrics(app, loops, metrics_host, metrics_port)
-            err_console.print(
-                f"worker {base} (x{concurrency}): {', '.join(registry.keys)}", highlight=False
-            )
-            try:
-                done = run_workers(loops, until_idle=until_idle)
-            finally:
-                for loop in loops:
-                    if loop.wakeups is not None:
-                        loop.wakeups.close()
-                if server is not None:
-                    server.shutdown()
-            faults = sum(loop.storage_faults + loop.executor.storage_faults for loop in loops)
-            err_console.print(
-                f"worker {base}: executed {done} claims, {faults} storage faults survived",
-                highlight=False,
-            )
-
-
-def _serve_metrics(app: Tether, loops: list[Worker], host: str, port: int | None) -> Any:
-    """Start the metrics endpoint if a port was given; the server (or ``None``)."""
-    if port is None:
-        return None
-    try:
-        from tether.runs.prometheus import metrics_registry, serve_metrics
-    except ImportError as exc:
-        raise InvalidInput(
-            "--metrics-port needs prometheus-client: pip install 'tether[metrics]'"
-        ) from exc
-    try:
-        server = serve_metrics(metrics_registry(app.storage, app.clock, loops), port, host)
-    except OSError as exc:
-        raise InvalidInput(f"cannot serve metrics on {host}:{port}: {exc}") from exc
-    err_console.print(f"metrics at http://{host}:{port}/metrics", highlight=False)
-    return server
-
-
-def _open_when_available(
-    settings: Settings, stopping: threading.Event, backoff: Backoff
-) -> Tether | None:
-    """Open the database, waiting out storage that cannot be reached yet (a server that
-    is starting, a locked or read-only file); ``None`` if told to stop meanwhile."""
-    while not stopping.is_set():
-        try:
-            return Tether.open(settings)
-        except StorageUnavailable as exc:
-            delay = backoff.next_delay()
-            log.warning("storage unavailable at start (%s); retrying in %.2fs", exc.code, delay)
-            stopping.wait(delay)
-    return None

@@ -16,8 +16,10 @@ from tether.cli._common import (
     acting,
     console,
     err_console,
+    id_column,
     open_app,
     print_json,
+    print_table,
     read_stdin,
     reporting,
 )
@@ -82,7 +84,7 @@ def ls(
         if json_output:
             print_json(threads)
             return
-        table = Table("thread", "user", "turns", "updated", "title")
+        table = Table(id_column("thread"), "user", "turns", "updated", "title")
         for thread in threads:
             table.add_row(
                 thread.thread_id,
@@ -91,7 +93,7 @@ def ls(
                 format_timestamp(thread.updated_at),
                 thread.title,
             )
-        console.print(table)
+        print_table(table)
 
 
 @threads_app.command("show")

@@ -14,8 +14,10 @@ from tether.cli._common import (
     UrlOption,
     acting,
     console,
+    id_column,
     open_app,
     print_json,
+    print_table,
     reporting,
 )
 from tether.clock import format_timestamp
@@ -90,10 +92,10 @@ def endpoints(
             return
         for prefix in prefixes:
             console.print(f"allowed: {prefix}")
-        table = Table("endpoint", "url", "events")
+        table = Table(id_column("endpoint"), "url", "events")
         for e in found:
             table.add_row(e.endpoint_id, e.url, ", ".join(e.events))
-        console.print(table)
+        print_table(table)
 
 
 @webhooks_app.command("ls")
@@ -113,7 +115,9 @@ def list_deliveries(
         if json_output:
             print_json(found)
             return
-        table = Table("delivery", "event", "status", "attempts", "next attempt", "last error")
+        table = Table(
+            id_column("delivery"), "event", "status", "attempts", "next attempt", "last error"
+        )
         for d in found:
             table.add_row(
                 d.delivery_id,
@@ -123,7 +127,7 @@ def list_deliveries(
                 format_timestamp(d.next_attempt_at) if d.status == "pending" else "-",
                 d.last_error or "-",
             )
-        console.print(table)
+        print_table(table)
 
 
 @webhooks_app.command("retry")
