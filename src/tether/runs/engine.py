@@ -187,9 +187,8 @@ class Executor:
             and before.status is RunStatus.RUNNING
             and before.lease_owner not in (None, self.owner),
         )
-        claimed = claim.event(
-            run.event_seq, "run.claimed", {"owner": self.owner}, None, run.current_node
-        )
+        data = {"owner": self.owner, **({"taken_over": True} if claim.taken_over else {})}
+        claimed = claim.event(run.event_seq, "run.claimed", data, None, run.current_node)
         txn.insert_events([claimed])
         return claim
 

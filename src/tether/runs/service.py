@@ -35,7 +35,8 @@ from tether.runs.models import (
     Wait,
     WaitStatus,
 )
-from tether.runs.workflow import Workflow
+from tether.runs.stuck import StuckRun, StuckThresholds, find_stuck_txn
+from tether.runs.workflow import Workflow, WorkflowRegistry
 from tether.storage.base import Storage
 from tether.storage.stores import RunStore
 from tether.validation import guarded, one_of, rules
@@ -114,6 +115,30 @@ class Runs:
         wanted = RunStatus(status).value if status else None
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_runs(principal.tenant_id, status=wanted, limit=limit)
+
+    def stuck(
+        self,
+        principal: Principal,
+        *,
+        workflows: WorkflowRegistry | None = None,
+        thresholds: StuckThresholds | None = None,
+        limit: int = 100,
+    ) -> list[StuckRun]:
+        """The tenant's stuck runs, longest stuck first, once per cause (see
+        :mod:`tether.runs.stuck`). The checkpoint SLA applies to the ``workflows`` given."""
+        principal.require(Role.VIEWER, Role.OPERATOR)
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        slas = workflows.checkpoint_slas if workflows is not None else {}
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            found = find_stuck_txn(
+                txn,
+                principal.tenant_id,
+                now=self._clock.now(),
+                thresholds=thresholds or StuckThresholds(),
+                checkpoint_slas=slas,
+            )
+        return found[:limit]
 
     def events(self, principal: Principal, run_id: str) -> list[RunEvent]:
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
