@@ -21,6 +21,7 @@ from tether.principals import Principal
 from tether.runs import END, RunContext, RunStatus, Workflow, WorkflowRegistry
 from tether.runs.stuck import StuckCause, StuckThresholds
 from tether.runs.workflow import RetryPolicy
+from tether.webhooks.models import WebhookEvent
 
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 """In the past, so the CLI (on the real clock) sees every cause the fake clock made."""
@@ -252,3 +253,30 @@ def test_stuck_rows_carry_age_and_a_command_and_need_a_role(desk: Desk) -> None:
     assert row.suggested.startswith("tether ")
     with pytest.raises(PermissionDenied):
         desk.app.runs.stuck(desk.bot)
+
+
+def test_idle_workers_send_run_stuck_once_per_run_and_cause(desk: Desk) -> None:
+    alice = desk.app.tenants.principal("acme", "alice")
+    desk.app.webhooks.allow(alice, "http://127.0.0.1:9/hooks/")
+    desk.app.webhooks.add_endpoint(
+        desk.olga, "http://127.0.0.1:9/hooks/ops", events=[WebhookEvent.RUN_STUCK]
+    )
+    run = desk.app.runs.start(desk.bot, calls_out, Note())
+    desk.crash(run.run_id, "w1")
+
+    def idle_pass() -> list[tuple[str, str]]:
+        for task in desk.app.idle_tasks("w9", registry):
+            task()
+        desk.clock.advance(timedelta(minutes=2))
+        return sorted(
+            (d.payload["data"]["run_id"], d.payload["data"]["cause"])
+            for d in desk.app.webhooks.deliveries(desk.olga)
+        )
+
+    assert idle_pass() == []
+    desk.clock.advance(PAST_GRACE)
+    assert idle_pass() == [(run.run_id, "lease_expired")]
+    desk.clock.advance(timedelta(minutes=15))
+    expected = [(run.run_id, "effect_unanswered"), (run.run_id, "lease_expired")]
+    assert idle_pass() == expected
+    assert idle_pass() == expected, "each run and cause is notified once"

@@ -129,16 +129,28 @@ class Runs:
         principal.require(Role.VIEWER, Role.OPERATOR)
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
+        return self.stuck_in(principal.tenant_id, workflows=workflows, thresholds=thresholds)[
+            :limit
+        ]
+
+    def stuck_in(
+        self,
+        tenant_id: str,
+        *,
+        workflows: WorkflowRegistry | None = None,
+        thresholds: StuckThresholds | None = None,
+    ) -> list[StuckRun]:
+        """:meth:`stuck` for Tether's own housekeeping (the workers' ``run.stuck``
+        webhooks): no principal, so never reachable from a request."""
         slas = workflows.checkpoint_slas if workflows is not None else {}
-        with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            found = find_stuck_txn(
+        with self._storage.transaction(tenant_id, write=False) as txn:
+            return find_stuck_txn(
                 txn,
-                principal.tenant_id,
+                tenant_id,
                 now=self._clock.now(),
                 thresholds=thresholds or StuckThresholds(),
                 checkpoint_slas=slas,
             )
-        return found[:limit]
 
     def events(self, principal: Principal, run_id: str) -> list[RunEvent]:
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
