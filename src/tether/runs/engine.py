@@ -207,7 +207,8 @@ class Executor:
                     self._sync_procedures(claim)
                     self._loop(claim, workflow)
                 except RunCancelled:
-                    self._finish(claim, RunStatus.CANCELLED, "run.cancelled", {}, error=None)
+                    data = claim.cancelled_data()
+                    self._finish(claim, RunStatus.CANCELLED, "run.cancelled", data, error=None)
             except LeaseLost:
                 log.warning(
                     "run %s: lease lost (%s); stopped",

@@ -308,7 +308,7 @@ class Runs:
             if child.status not in FINISHED:
                 self._cancel_txn(txn, principal, child, reason or "parent cancelled")
         if run.status is RunStatus.RUNNING and run.lease_owner is not None:
-            txn.request_cancel(run.tenant_id, run.run_id)
+            txn.request_cancel(run.tenant_id, run.run_id, reason=reason)
             return run.model_copy(update={"cancel_requested": True})
         now = self._clock.now()
         for wait in txn.list_waits(run.tenant_id, run_id=run.run_id, status="open"):

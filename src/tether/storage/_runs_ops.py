@@ -92,8 +92,9 @@ class RunOps(QueryTransaction):
             return None
         return int(row["version"]), bool(row["cancel_requested"])
 
-    def request_cancel(self, tenant_id: str, run_id: str) -> bool:
-        return self._one("request_cancel", tenant_id=tenant_id, run_id=run_id) is not None
+    def request_cancel(self, tenant_id: str, run_id: str, *, reason: str) -> bool:
+        row = self._one("request_cancel", tenant_id=tenant_id, run_id=run_id, reason=reason)
+        return row is not None
 
     def claim_run(
         self,

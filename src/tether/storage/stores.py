@@ -80,7 +80,11 @@ class RunStore(Protocol):
     def save_run(
         self, run: Run, *, expected_version: int, expected_owner: str | None
     ) -> tuple[int, bool] | None: ...
-    def request_cancel(self, tenant_id: str, run_id: str) -> bool: ...
+    def request_cancel(self, tenant_id: str, run_id: str, *, reason: str) -> bool:
+        """Ask the worker running the run to cancel it, keeping ``reason`` for its
+        ``run.cancelled`` event."""
+        ...
+
     def claim_run(
         self,
         tenant_id: str,
