@@ -136,10 +136,19 @@ class Tether:
         )
         return Executor(self.storage, registry, clock=self.clock, ids=self.ids, **options)
 
-    def idle_tasks(self, owner: str) -> list[Callable[[], object]]:
+    def idle_tasks(
+        self, owner: str, workflows: WorkflowRegistry | None = None
+    ) -> list[Callable[[], object]]:
         """What a worker named ``owner`` runs when it has no run to execute: the
-        housekeeping passes that are due, and webhook deliveries."""
-        return [lambda: self.housekeeping.run_due(owner=owner), self.dispatcher.run_due]
+        housekeeping passes that are due, ``run.stuck`` webhooks (with the checkpoint SLAs
+        of ``workflows``), and webhook deliveries."""
+        return [
+            lambda: self.housekeeping.run_due(owner=owner),
+            lambda: self.dispatcher.scan_stuck(
+                lambda tenant: self.runs.stuck_in(tenant, workflows=workflows)
+            ),
+            self.dispatcher.run_due,
+        ]
 
     @classmethod
     def open(

@@ -281,6 +281,7 @@ def _proposal() -> MemoryProposal:
 
 CASES: list[Case] = [
     Case("runs.start", lambda a, w, t: a.runs.start(w, REGISTRY.get("asking"), Ask())),
+    Case("runs.stuck", lambda a, w, t: a.runs.stuck(w)),
     Case("runs.get", lambda a, w, t: a.runs.get(w, t["run"])),
     Case("runs.all", lambda a, w, t: a.runs.all(w)),
     Case("runs.events", lambda a, w, t: a.runs.events(w, t["run"])),
@@ -703,6 +704,7 @@ COMMAND_CASES = [
     CommandCase(
         "runs start", lambda t: ["asking", "--input", "{}", "--workflows", MATRIX_WORKFLOWS]
     ),
+    CommandCase("runs stuck", lambda t: []),
     CommandCase("runs ls", lambda t: []),
     CommandCase("runs show", lambda t: [t["run"]]),
     CommandCase("runs timeline", lambda t: [t["run"]]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,6 +29,7 @@ from tether.cli._common import (
 from tether.clock import format_timestamp
 from tether.errors import InvalidInput
 from tether.runs.models import JournalKind, WaitStatus
+from tether.runs.stuck import StuckThresholds
 from tether.runs.worker import load_registry
 from tether.runs.workflow import Workflow, WorkflowRegistry
 
@@ -210,6 +212,60 @@ def timeline(
                 event.node or "",
                 f"{event.duration_ms:.1f}" if event.duration_ms is not None else "",
                 json.dumps(event.data)[:80],
+            )
+        console.print(table)
+
+
+@runs_app.command("stuck")
+def stuck(
+    tenant: TenantOption,
+    actor: ActorOption,
+    workflows: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TETHER_WORKFLOWS",
+            help="module:attribute of the WorkflowRegistry whose checkpoint SLAs apply "
+            "(without it, no run is stuck for want of a checkpoint).",
+        ),
+    ] = None,
+    grace: Annotated[
+        float,
+        typer.Option(min=0, help="Seconds past a lease's or wait's expiry before it counts."),
+    ] = StuckThresholds.grace.total_seconds(),
+    effect_timeout: Annotated[
+        float, typer.Option(min=0, help="Seconds an effect may go without a result.")
+    ] = StuckThresholds.effect_timeout.total_seconds(),
+    takeovers: Annotated[
+        int, typer.Option(min=1, help="Lease takeovers that mean the run's workers keep dying.")
+    ] = StuckThresholds.takeovers,
+    limit: Annotated[int, typer.Option(min=1, max=10000, help="Most rows to show.")] = 100,
+    url: UrlOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Runs that will not move without an operator: cause, age, the command to run first."""
+    with reporting(json_output):
+        registry = load_registry(workflows) if workflows else None
+        thresholds = StuckThresholds(
+            grace=timedelta(seconds=grace),
+            effect_timeout=timedelta(seconds=effect_timeout),
+            takeovers=takeovers,
+        )
+        with open_app(url) as app:
+            found = app.runs.stuck(
+                acting(app, tenant, actor), workflows=registry, thresholds=thresholds, limit=limit
+            )
+        if json_output:
+            print_json(found)
+            return
+        table = Table("run", "workflow", "status", "cause", "age", "suggested")
+        for row in found:
+            table.add_row(
+                row.run_id,
+                row.workflow,
+                row.status,
+                row.cause.value,
+                str(timedelta(seconds=round(row.age_s))),
+                row.suggested,
             )
         console.print(table)
 

@@ -130,7 +130,7 @@ def worker(
                         poll_s=poll,
                         wakeups=app.storage.wakeups(),
                         # one worker of the process does the idle chores; the rest stay free
-                        idle_tasks=app.idle_tasks(executor.owner) if index == 1 else (),
+                        idle_tasks=app.idle_tasks(executor.owner, registry) if index == 1 else (),
                     )
                 )
             for loop in loops:

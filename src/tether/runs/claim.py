@@ -144,6 +144,12 @@ class Claim:
         """The lease cannot be trusted any more: stop before the next durable write."""
         self.lost = reason
 
+    def cancelled_data(self) -> dict[str, Any]:
+        """The ``run.cancelled`` event's data: the reason stored with the request."""
+        with self.storage.transaction(self.run.tenant_id, write=False) as txn:
+            current = txn.get_run(self.run.tenant_id, self.run.run_id)
+        return {"reason": (current.cancel_reason if current else None) or ""}
+
     def ensure_lease(self) -> None:
         """Refuse to go on (an effect's call, above all) once the lease is lost or has run
         out: another worker may own the run.

@@ -187,9 +187,8 @@ class Executor:
             and before.status is RunStatus.RUNNING
             and before.lease_owner not in (None, self.owner),
         )
-        claimed = claim.event(
-            run.event_seq, "run.claimed", {"owner": self.owner}, None, run.current_node
-        )
+        data = {"owner": self.owner, **({"taken_over": True} if claim.taken_over else {})}
+        claimed = claim.event(run.event_seq, "run.claimed", data, None, run.current_node)
         txn.insert_events([claimed])
         return claim
 
@@ -208,7 +207,8 @@ class Executor:
                     self._sync_procedures(claim)
                     self._loop(claim, workflow)
                 except RunCancelled:
-                    self._finish(claim, RunStatus.CANCELLED, "run.cancelled", {}, error=None)
+                    data = claim.cancelled_data()
+                    self._finish(claim, RunStatus.CANCELLED, "run.cancelled", data, error=None)
             except LeaseLost:
                 log.warning(
                     "run %s: lease lost (%s); stopped",

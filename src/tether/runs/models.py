@@ -140,6 +140,8 @@ class Run(BaseModel):
     """The parent's wait on its children, settled as they finish."""
     child_serial: bool = False
     """Runs only while no sibling runs (children run one at a time unless allowed)."""
+    cancel_reason: str | None = None
+    """The reason given when cancellation of the running run was requested."""
 
 
 class Checkpoint(BaseModel):

@@ -36,7 +36,8 @@ from tether.runs.models import (
     Wait,
     WaitStatus,
 )
-from tether.runs.workflow import Workflow
+from tether.runs.stuck import StuckRun, StuckThresholds, find_stuck
+from tether.runs.workflow import Workflow, WorkflowRegistry
 from tether.storage.base import Storage
 from tether.storage.stores import RunStore
 from tether.validation import guarded, one_of, rules
@@ -115,6 +116,34 @@ class Runs:
         wanted = RunStatus(status).value if status else None
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_runs(principal.tenant_id, status=wanted, limit=limit)
+
+    def stuck(
+        self,
+        principal: Principal,
+        *,
+        workflows: WorkflowRegistry | None = None,
+        thresholds: StuckThresholds | None = None,
+        limit: int = 100,
+    ) -> list[StuckRun]:
+        """The tenant's stuck runs, longest stuck first, once per cause (see
+        :mod:`tether.runs.stuck`). The checkpoint SLA applies to the ``workflows`` given."""
+        authorize(principal, "runs.stuck")
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        found = self.stuck_in(principal.tenant_id, workflows=workflows, thresholds=thresholds)
+        return found[:limit]
+
+    def stuck_in(
+        self,
+        tenant_id: str,
+        *,
+        workflows: WorkflowRegistry | None = None,
+        thresholds: StuckThresholds | None = None,
+    ) -> list[StuckRun]:
+        """:meth:`stuck` for Tether's own housekeeping (the workers' ``run.stuck``
+        webhooks): no principal, so never reachable from a request."""
+        slas = workflows.checkpoint_slas if workflows is not None else {}
+        return find_stuck(self._storage, tenant_id, self._clock.now(), thresholds, slas)
 
     def events(self, principal: Principal, run_id: str) -> list[RunEvent]:
         authorize(principal, "runs.events")
@@ -304,7 +333,7 @@ class Runs:
             if child.status not in FINISHED:
                 self._cancel_txn(txn, principal, child, reason or "parent cancelled")
         if run.status is RunStatus.RUNNING and run.lease_owner is not None:
-            txn.request_cancel(run.tenant_id, run.run_id)
+            txn.request_cancel(run.tenant_id, run.run_id, reason=reason)
             return run.model_copy(update={"cancel_requested": True})
         now = self._clock.now()
         for wait in txn.list_waits(run.tenant_id, run_id=run.run_id, status="open"):

@@ -6,6 +6,7 @@ import inspect
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -62,11 +63,16 @@ class Workflow(Generic[S]):
     max_steps: int = 1000
     max_running: int | None = None
     """At most this many runs of the workflow (any version, any tenant) run at once."""
+    checkpoint_sla: timedelta | None = None
+    """A queued or running run with no checkpoint for longer than this is stuck (see
+    ``tether runs stuck``); ``None``: no such promise."""
     nodes: dict[str, Node] = field(default_factory=dict)
     start: str | None = None
     _explicit_start: bool = False
 
     def __post_init__(self) -> None:
+        if self.checkpoint_sla is not None and self.checkpoint_sla <= timedelta(0):
+            raise InvalidInput(f"workflow {self.name!r}: checkpoint_sla must be positive")
         if self.max_running is not None and self.max_running < 1:
             raise InvalidInput(
                 f"workflow {self.name!r}: max_running must be at least 1 (or None for no limit)"
@@ -168,6 +174,15 @@ class WorkflowRegistry:
     @property
     def keys(self) -> list[str]:
         return sorted(f"{name}@{version}" for name, version in self._workflows)
+
+    @property
+    def checkpoint_slas(self) -> dict[str, timedelta]:
+        """``checkpoint_sla`` by workflow name (the shortest, if versions differ)."""
+        slas: dict[str, timedelta] = {}
+        for (name, _), workflow in self._workflows.items():
+            if workflow.checkpoint_sla is not None:
+                slas[name] = min(slas.get(name, workflow.checkpoint_sla), workflow.checkpoint_sla)
+        return slas
 
     @property
     def limits(self) -> dict[str, int]:

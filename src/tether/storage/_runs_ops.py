@@ -11,7 +11,18 @@ from tether import canonical
 from tether.errors import LeaseLost, RunCancelled
 from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 from tether.storage._transaction import QueryTransaction, Row
-from tether.storage.rows import RunFigures, RunnableRun, RunningCounts, StepWrite
+from tether.storage.rows import (
+    RunFigures,
+    RunnableRun,
+    RunningCounts,
+    StepWrite,
+    StuckCutoffs,
+    StuckRow,
+)
+
+TAKEOVER_MARK = '%"taken_over":true%'
+"""How the data of a ``run.claimed`` event that took the run over from another worker
+reads (canonical JSON), as a ``LIKE`` pattern."""
 
 
 class RunOps(QueryTransaction):
@@ -81,8 +92,9 @@ class RunOps(QueryTransaction):
             return None
         return int(row["version"]), bool(row["cancel_requested"])
 
-    def request_cancel(self, tenant_id: str, run_id: str) -> bool:
-        return self._one("request_cancel", tenant_id=tenant_id, run_id=run_id) is not None
+    def request_cancel(self, tenant_id: str, run_id: str, *, reason: str) -> bool:
+        row = self._one("request_cancel", tenant_id=tenant_id, run_id=run_id, reason=reason)
+        return row is not None
 
     def claim_run(
         self,
@@ -266,6 +278,38 @@ class RunOps(QueryTransaction):
                 row["node"]: int(row["runs"]) for row in self._fetch("failures_by_node", {})
             },
         )
+
+    def find_stuck(self, tenant_id: str, cutoffs: StuckCutoffs) -> list[StuckRow]:
+        """Every run of ``tenant_id`` that a stuck-run query finds, once per cause."""
+        base = {"tenant_id": tenant_id}
+        rows = [
+            *self._fetch("stuck_lease_expired", {**base, "cutoff": self._ts_in(cutoffs.lease)}),
+            *self._fetch("stuck_expired_waits", {**base, "cutoff": self._ts_in(cutoffs.wait)}),
+            *self._fetch("stuck_retries_exhausted", base),
+            *self._fetch(
+                "stuck_effect_unanswered", {**base, "cutoff": self._ts_in(cutoffs.effect)}
+            ),
+            *self._fetch(
+                "stuck_repeated_takeovers",
+                {**base, "takeovers": cutoffs.takeovers, "takeover_mark": TAKEOVER_MARK},
+            ),
+            *self._fetch("stuck_status_mismatch", base),
+        ]
+        for workflow, cutoff in sorted(cutoffs.checkpoint_by_workflow.items()):
+            rows += self._fetch(
+                "stuck_no_checkpoint",
+                {**base, "workflow": workflow, "cutoff": self._ts_in(cutoff)},
+            )
+        return [
+            StuckRow(
+                run_id=row["run_id"],
+                workflow=row["workflow"],
+                status=row["status"],
+                cause=row["cause"],
+                since=self._ts_out(row["since"]),
+            )
+            for row in rows
+        ]
 
     def _checkpoint_params(self, checkpoint: Checkpoint) -> dict[str, Any]:
         params = dict(checkpoint.__dict__)

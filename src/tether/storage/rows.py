@@ -10,7 +10,7 @@ stable, and timestamps cross as aware ``datetime`` values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
@@ -296,3 +296,30 @@ class MemoryTombstoneRow(TypedDict):
     erased_by: str
     counts: str
     """Canonical JSON object: rows erased per kind."""
+
+
+@dataclass(frozen=True)
+class StuckRow:
+    """A run one stuck-run query found: the cause and since when it has held."""
+
+    run_id: str
+    workflow: str
+    status: str
+    cause: str
+    since: datetime
+
+
+@dataclass(frozen=True)
+class StuckCutoffs:
+    """The moments and counts past which each stuck-run query reports a run."""
+
+    lease: datetime
+    """A lease that ran out before this, unclaimed since."""
+    wait: datetime
+    """An open wait that expired before this."""
+    effect: datetime
+    """An effect intended before this with no result."""
+    takeovers: int
+    """At least this many lease takeovers."""
+    checkpoint_by_workflow: Mapping[str, datetime]
+    """Per workflow name: the last checkpoint older than this."""

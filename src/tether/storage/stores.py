@@ -32,6 +32,8 @@ from tether.storage.rows import (
     RunnableRun,
     RunningCounts,
     RunRowCounts,
+    StuckCutoffs,
+    StuckRow,
     TenantRow,
     TextMatch,
     WebhookDeliveryRow,
@@ -78,7 +80,11 @@ class RunStore(Protocol):
     def save_run(
         self, run: Run, *, expected_version: int, expected_owner: str | None
     ) -> tuple[int, bool] | None: ...
-    def request_cancel(self, tenant_id: str, run_id: str) -> bool: ...
+    def request_cancel(self, tenant_id: str, run_id: str, *, reason: str) -> bool:
+        """Ask the worker running the run to cancel it, keeping ``reason`` for its
+        ``run.cancelled`` event."""
+        ...
+
     def claim_run(
         self,
         tenant_id: str,
@@ -155,6 +161,10 @@ class RunStore(Protocol):
     def run_figures(self, *, now: datetime, expiring_by: datetime) -> RunFigures:
         """Runs by status, the oldest running and waiting, the queue's depth, approvals
         open and expiring by ``expiring_by``, failed runs by the node they failed in."""
+        ...
+
+    def find_stuck(self, tenant_id: str, cutoffs: StuckCutoffs) -> list[StuckRow]:
+        """The runs of ``tenant_id`` stuck by each cause (see :mod:`tether.runs.stuck`)."""
         ...
 
     def insert_checkpoint(self, checkpoint: Checkpoint) -> None: ...

@@ -14,11 +14,14 @@ from __future__ import annotations
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
+from functools import partial
 
 from tether.clock import Clock
 from tether.redaction import get_logger, redact
+from tether.runs.stuck import StuckRun
 from tether.storage.base import Storage
 from tether.storage.rows import WebhookDeliveryRow
 from tether.webhooks.allowlist import allowed
@@ -45,6 +48,8 @@ BUDGET_S = 2.0
 (a receiver that hangs costs the worker at most this plus one request's timeout)."""
 SCAN_EVERY = timedelta(seconds=10)
 """How often :meth:`Dispatcher.run_due` scans the tenants for new events."""
+STUCK_SCAN_EVERY = timedelta(minutes=1)
+"""How often :meth:`Dispatcher.scan_stuck` looks for stuck runs."""
 
 
 class Dispatcher:
@@ -58,6 +63,7 @@ class Dispatcher:
         self._webhooks = webhooks
         self.timeout_s = timeout_s
         self._next_scan = clock.now()
+        self._next_stuck_scan = clock.now()
 
     def run_due(self, *, limit: int = 20) -> int:
         """Scan every tenant for new events (at most every :data:`SCAN_EVERY`), then send
@@ -70,6 +76,17 @@ class Dispatcher:
             for tenant in tenants:
                 self._webhooks.scan(tenant)
         return self.send_due(limit=limit, budget_s=BUDGET_S)
+
+    def scan_stuck(self, find: Callable[[str], Sequence[StuckRun]]) -> int:
+        """Queue ``run.stuck`` for the stuck runs ``find`` reports in each tenant (at most
+        every :data:`STUCK_SCAN_EVERY`); how many deliveries were queued."""
+        now = self._clock.now()
+        if now < self._next_stuck_scan:
+            return 0
+        self._next_stuck_scan = now + STUCK_SCAN_EVERY
+        with self._storage.system_transaction(write=False) as txn:
+            tenants = [t.tenant_id for t in txn.list_tenants()]
+        return sum(self._webhooks.notify_stuck(tenant, partial(find, tenant)) for tenant in tenants)
 
     def send_due(self, *, limit: int = 50, budget_s: float | None = None) -> int:
         """Send up to ``limit`` due deliveries (stopping after ``budget_s`` seconds of

@@ -5,14 +5,15 @@ Events are found by scanning, not by hooks in the engine: finished and cancelled
 expire. Each event gets one delivery per subscribed endpoint, keyed by the event and its
 subject, so a scan that sees it again queues nothing new and the receiver sees one
 delivery id per event. ``run.stuck`` is queued by whoever finds a stuck run
-(:meth:`Webhooks.notify`). Sending is in :mod:`tether.webhooks.delivery`.
+(:meth:`Webhooks.notify`), and by the workers' idle pass (:meth:`Webhooks.notify_stuck`),
+once per run and cause. Sending is in :mod:`tether.webhooks.delivery`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -26,6 +27,7 @@ from tether.keys import Keyring
 from tether.permissions import authorize
 from tether.principals import Principal
 from tether.runs.models import Run, RunStatus, Wait
+from tether.runs.stuck import StuckRun
 from tether.storage.base import Storage, Transaction
 from tether.storage.rows import WebhookDeliveryRow, WebhookEndpointRow
 from tether.validation import guarded
@@ -195,6 +197,28 @@ class Webhooks:
         with self._storage.transaction(principal.tenant_id) as txn:
             return self._enqueue_txn(
                 txn, principal.tenant_id, WebhookEvent(event), f"{event}:{subject}", dict(data)
+            )
+
+    def notify_stuck(self, tenant_id: str, find: Callable[[], Sequence[StuckRun]]) -> int:
+        """Queue ``run.stuck`` once per run and cause that ``find`` reports, for the
+        endpoints of ``tenant_id`` that want it (``find`` runs only if one does); how many
+        deliveries were queued."""
+        with self._storage.transaction(tenant_id, write=False) as txn:
+            endpoints = txn.list_webhook_endpoints(tenant_id)
+        event = WebhookEvent.RUN_STUCK
+        if not any(event.value in canonical.loads(e.events_json) for e in endpoints):
+            return 0
+        found = find()
+        with self._storage.transaction(tenant_id) as txn:
+            return sum(
+                self._enqueue_txn(
+                    txn,
+                    tenant_id,
+                    event,
+                    f"{event}:{stuck.run_id}:{stuck.cause}",
+                    stuck.model_dump(mode="json"),
+                )
+                for stuck in found
             )
 
     def scan(self, tenant_id: str) -> int:

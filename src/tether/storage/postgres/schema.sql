@@ -228,6 +228,7 @@ CREATE TABLE runs (
     parent_run_id    text,
     parent_wait_id   text,
     child_serial     boolean NOT NULL DEFAULT false,
+    cancel_reason    text,
     PRIMARY KEY (tenant_id, run_id)
 );
 
@@ -998,6 +999,7 @@ VALUES ('core', 1, 'initial', now()),
        ('runs', 2, 'leases', now()),
        ('runs', 3, 'signed_tenant', now()),
        ('runs', 4, 'workers', now()),
+       ('runs', 5, 'cancel_reason', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),

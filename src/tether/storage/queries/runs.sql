@@ -195,3 +195,76 @@ SELECT DISTINCT c.tenant_id, c.parent_wait_id AS wait_id
 FROM runs c JOIN run_waits w ON w.tenant_id = c.tenant_id AND w.wait_id = c.parent_wait_id
 WHERE w.status = 'open' AND c.status IN ('completed', 'failed', 'cancelled')
 LIMIT :limit;
+
+-- name: stuck_no_checkpoint
+-- Runs of :workflow due to make progress (queued or running) whose last checkpoint is
+-- older than :cutoff (the workflow's checkpoint SLA ago).
+SELECT r.run_id, r.workflow, r.status, max(c.created_at) AS since, 'no_checkpoint' AS cause
+FROM runs r
+JOIN run_checkpoints c ON c.tenant_id = r.tenant_id AND c.run_id = r.run_id
+WHERE r.tenant_id = :tenant_id AND r.workflow = :workflow AND r.status IN ('queued', 'running')
+GROUP BY r.run_id, r.workflow, r.status
+HAVING max(c.created_at) < :cutoff;
+
+-- name: stuck_lease_expired
+-- Running runs whose lease ran out before :cutoff and that no worker has claimed since.
+SELECT run_id, workflow, status, COALESCE(lease_expires_at, updated_at) AS since,
+       'lease_expired' AS cause
+FROM runs
+WHERE tenant_id = :tenant_id AND status = 'running'
+  AND COALESCE(lease_expires_at, updated_at) < :cutoff
+  AND (lease_owner IS NULL OR lease_expires_at IS NOT NULL);
+
+-- name: stuck_expired_waits
+-- Open waits of unfinished runs past their expiry since before :cutoff: nothing expired
+-- them (no worker is expiring waits).
+SELECT r.run_id, r.workflow, r.status, w.expires_at AS since,
+       CASE WHEN w.kind = 'approval' THEN 'approval_expired' ELSE 'wait_expired' END AS cause
+FROM run_waits w
+JOIN runs r ON r.tenant_id = w.tenant_id AND r.run_id = w.run_id
+WHERE w.tenant_id = :tenant_id AND w.status = 'open' AND w.expires_at < :cutoff
+  AND r.status NOT IN ('completed', 'failed', 'cancelled');
+
+-- name: stuck_retries_exhausted
+-- Failed runs whose node had been retried (attempt > 0) before the last failure.
+SELECT run_id, workflow, status, updated_at AS since, 'retries_exhausted' AS cause
+FROM runs
+WHERE tenant_id = :tenant_id AND status = 'failed' AND attempt > 0;
+
+-- name: stuck_effect_unanswered
+-- Unfinished runs with an effect recorded as intended before :cutoff and no result since:
+-- the external call never returned (or its result was never recorded).
+SELECT r.run_id, r.workflow, r.status, min(j.started_at) AS since,
+       'effect_unanswered' AS cause
+FROM run_journal j
+JOIN runs r ON r.tenant_id = j.tenant_id AND r.run_id = j.run_id
+WHERE j.tenant_id = :tenant_id AND j.kind = 'effect' AND j.status = 'intent'
+  AND j.started_at < :cutoff
+  AND r.status NOT IN ('completed', 'failed', 'cancelled')
+GROUP BY r.run_id, r.workflow, r.status;
+
+-- name: stuck_repeated_takeovers
+-- Unfinished runs taken over from a dead or stalled worker at least :takeovers times
+-- (claim events marked by :takeover_mark).
+SELECT r.run_id, r.workflow, r.status, max(e.at) AS since, 'repeated_takeovers' AS cause
+FROM run_events e
+JOIN runs r ON r.tenant_id = e.tenant_id AND r.run_id = e.run_id
+WHERE e.tenant_id = :tenant_id AND e.type = 'run.claimed' AND e.data LIKE :takeover_mark
+  AND r.status NOT IN ('completed', 'failed', 'cancelled')
+GROUP BY r.run_id, r.workflow, r.status
+HAVING count(*) >= :takeovers;
+
+-- name: stuck_status_mismatch
+-- Runs whose status and queue columns disagree, so no worker or answer can move them: a
+-- scheduled run with no resume time, a queued or scheduled run holding a lease, a running
+-- run with an owner but no lease expiry, a run waiting on a person with no open wait.
+SELECT run_id, workflow, status, updated_at AS since, 'status_mismatch' AS cause
+FROM runs r
+WHERE tenant_id = :tenant_id
+  AND ((status = 'scheduled' AND resume_at IS NULL)
+       OR (status IN ('queued', 'scheduled') AND lease_owner IS NOT NULL)
+       OR (status = 'running' AND lease_owner IS NOT NULL AND lease_expires_at IS NULL)
+       OR (status IN ('waiting_for_user', 'waiting_for_approval')
+           AND NOT EXISTS (SELECT 1 FROM run_waits w
+                           WHERE w.tenant_id = r.tenant_id AND w.run_id = r.run_id
+                             AND w.status = 'open')));

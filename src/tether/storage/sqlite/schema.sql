@@ -98,6 +98,7 @@ CREATE TABLE runs (
     parent_run_id    TEXT,
     parent_wait_id   TEXT,
     child_serial     INTEGER NOT NULL DEFAULT 0,
+    cancel_reason    TEXT,
     PRIMARY KEY (tenant_id, run_id)
 ) WITHOUT ROWID;
 
@@ -546,6 +547,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 3, 'workers', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('runs', 4, 'cancel_reason', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

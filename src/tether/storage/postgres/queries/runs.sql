@@ -47,7 +47,7 @@ SELECT version, cancel_requested,
 FROM (SELECT 1) AS one LEFT JOIN saved ON true;
 
 -- name: request_cancel
-UPDATE runs SET cancel_requested = true
+UPDATE runs SET cancel_requested = true, cancel_reason = %(reason)s
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
   AND status NOT IN ('completed', 'failed', 'cancelled')
 RETURNING version;

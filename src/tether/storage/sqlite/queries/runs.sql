@@ -24,7 +24,7 @@ WHERE tenant_id = :tenant_id AND run_id = :run_id AND version = :expected_versio
 RETURNING version, cancel_requested;
 
 -- name: request_cancel
-UPDATE runs SET cancel_requested = 1
+UPDATE runs SET cancel_requested = 1, cancel_reason = :reason
 WHERE tenant_id = :tenant_id AND run_id = :run_id
   AND status NOT IN ('completed', 'failed', 'cancelled')
 RETURNING version;
