@@ -121,7 +121,7 @@ def taken_over(case: CaseRun) -> str | None:
     if found is None:
         return None
     taken, earlier, intent, _settled = found
-    checkpoint = max(c.seq for c in case.checkpoints if c.created_at <= taken.at)
+    checkpoint = max((c.seq for c in case.checkpoints if c.created_at <= taken.at), default=0)
     return (
         f"`{earlier.data['owner']}` stopped after event {intent.seq} and never came back; once "
         f"its lease ran out `{taken.data['owner']}` claimed the run in a new process (event "
