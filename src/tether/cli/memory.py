@@ -152,7 +152,8 @@ def recall(
         typer.Option(
             "--explain",
             help="Show why each hit ranked (which part matched: text, context, vector, "
-            "episode, time) and what was filtered.",
+            "episode, time) and what was filtered out, counted and explained by reason "
+            "(scope not allowed, sensitivity above clearance, contradicted, unrelated).",
         ),
     ] = False,
     include_unrelated: Annotated[
@@ -166,7 +167,8 @@ def recall(
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Hybrid recall within the named scopes (constraints always included)."""
+    """Hybrid recall within the named scopes (constraints always included), of the
+    memories the acting principal may read."""
     with reporting(json_output), open_app(url) as app:
         result = app.memory.recall(
             acting(app, tenant, actor),
@@ -188,8 +190,13 @@ def recall(
         if explain:
             console.print(
                 f"filtered out: {json.dumps(result.filtered_out)}; "
-                f"lexical only: {result.lexical_only}"
+                f"lexical only: {result.lexical_only}",
+                highlight=False,
             )
+            for reason, meaning in result.filtered_why.items():
+                console.print(
+                    f"  {reason} ({result.filtered_out[reason]}): {meaning}", highlight=False
+                )
 
 
 @memory_app.command("show")
