@@ -29,6 +29,7 @@ from tether.memory.models import (
     MemoryRecord,
     MemoryStatus,
     Scope,
+    Sensitivity,
     SourceType,
 )
 
@@ -66,7 +67,11 @@ def _show(record: MemoryRecord) -> None:
     )
     console.print(record.text, highlight=False)
     source = record.source_type.value + (f" ({record.source_ref})" if record.source_ref else "")
-    console.print(f"source {source}; confidence {record.confidence:.2f}", highlight=False)
+    console.print(
+        f"source {source}; confidence {record.confidence:.2f}; "
+        f"sensitivity {record.sensitivity.value}",
+        highlight=False,
+    )
     console.print(
         f"created by {record.created_by} at {format_timestamp(record.created_at)}; "
         f"{_approval(record)}",
@@ -108,6 +113,10 @@ def propose(
     subject: Annotated[
         list[str] | None, typer.Option(help="A user id it is about (repeatable).")
     ] = None,
+    sensitivity: Annotated[
+        Sensitivity,
+        typer.Option(help="How sensitive: who may read it depends on the tenant's table."),
+    ] = Sensitivity.INTERNAL,
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -125,6 +134,7 @@ def propose(
             source_version=source_version,
             confidence=confidence,
             fact_key=fact_key,
+            sensitivity=sensitivity,
         )
         decision = app.memory.propose(acting(app, tenant, actor), proposal)
         if json_output:
