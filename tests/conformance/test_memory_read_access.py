@@ -205,7 +205,7 @@ def test_the_context_builder_does_not_leak_withheld_memories(world: World) -> No
         assert text not in for_viewer.text
     withheld = {d.reason.split(":")[0]: d.what for d in for_viewer.dropped}
     assert withheld[SCOPE_NOT_ALLOWED] == "2 memories"
-    assert withheld[ABOVE_CLEARANCE] == "1 memories"
+    assert withheld[ABOVE_CLEARANCE] == "1 memory"
     assert CASE_TEXT in for_agent.text and "police report" in for_agent.text
     assert RESTRICTED_TEXT not in for_agent.text
 

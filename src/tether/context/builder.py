@@ -193,7 +193,8 @@ def _report_withheld(plan: Plan, recalled: RecallResult | None) -> None:
     for reason in (SCOPE_NOT_ALLOWED, ABOVE_CLEARANCE):
         count = recalled.filtered_out.get(reason, 0)
         if count:
-            plan.drop("memories", f"{count} memories", f"{reason}: {recalled.filtered_why[reason]}")
+            what = f"{count} {'memory' if count == 1 else 'memories'}"
+            plan.drop("memories", what, f"{reason}: {recalled.filtered_why[reason]}")
 
 
 def _take_procedures(plan: Plan, procedures: Sequence[str]) -> None:

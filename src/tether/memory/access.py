@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,15 +50,17 @@ class ReadAccess(BaseModel):
 
 _EVERY_SCOPE = list(Scope)
 
-DEFAULT_READ_ACCESS: Mapping[Role, ReadAccess] = {
-    Role.VIEWER: ReadAccess(
-        scopes=[s for s in Scope if s is not Scope.CASE], clearance=Sensitivity.INTERNAL
-    ),
-    Role.AGENT: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.CONFIDENTIAL),
-    Role.APPROVER: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.CONFIDENTIAL),
-    Role.OPERATOR: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.CONFIDENTIAL),
-    Role.ADMIN: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.RESTRICTED),
-}
+DEFAULT_READ_ACCESS: Mapping[Role, ReadAccess] = MappingProxyType(
+    {
+        Role.VIEWER: ReadAccess(
+            scopes=[s for s in Scope if s is not Scope.CASE], clearance=Sensitivity.INTERNAL
+        ),
+        Role.AGENT: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.CONFIDENTIAL),
+        Role.APPROVER: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.CONFIDENTIAL),
+        Role.OPERATOR: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.CONFIDENTIAL),
+        Role.ADMIN: ReadAccess(scopes=_EVERY_SCOPE, clearance=Sensitivity.RESTRICTED),
+    }
+)
 """Every tenant's table unless it overrides a role: a viewer reads no case memory and
 nothing above ``internal``; agents, approvers and operators read every scope up to
 ``confidential``; only an admin reads ``restricted`` memories."""
