@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support import PostgresServer, RawConnection, TestDatabase
-from tether import Tether
+from tether import FakeClock, Tether
+from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
@@ -73,6 +74,16 @@ def propose(
     }
     values.update(fields)
     return app.memory.propose(principal, MemoryProposal(**values))
+
+
+@contextmanager
+def opened(backend: TestDatabase, embedder: str) -> Iterator[Tether]:
+    """An application on ``backend`` with the hashing test embedder (``"hashing"``) or
+    none (``"none"``: lexical recall only), on a fake clock."""
+    hashing = HashingEmbedder() if embedder == "hashing" else None
+    settings = backend.settings() if hashing else backend.settings(embedder="none")
+    with Tether.open(settings, clock=FakeClock(), embedder=hashing) as app:
+        yield app
 
 
 def scope_key(scope: Scope, scope_id: str) -> str:

@@ -27,7 +27,7 @@ from tether.memory.models import (
     Scope,
     SourceType,
 )
-from tether.memory.policy import PolicyConfig
+from tether.memory.policy import PolicyConfig, policy_txn, reader_txn
 from tether.memory.recall import Recall, RecallResult
 from tether.memory.subject import seen_by
 from tether.memory.text import scope_key
@@ -68,8 +68,7 @@ class Memory:
     def policy(self, principal: Principal) -> PolicyConfig:
         authorize(principal, "memory.policy")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            text = txn.get_memory_policy(principal.tenant_id)
-        return PolicyConfig() if text is None else PolicyConfig.model_validate_json(text)
+            return policy_txn(txn, principal.tenant_id)
 
     def configure(self, principal: Principal, config: PolicyConfig) -> None:
         authorize(principal, "memory.configure")
@@ -144,14 +143,17 @@ class Memory:
     def pending(self, principal: Principal, *, limit: int = 100) -> list[MemoryRecord]:
         """The held memories of the principal's tenant waiting for a person, oldest first
         (who may approve them; held global memories are listed to platform administrators,
-        whose tenant holds them)."""
+        whose tenant holds them). Only those the principal may read are listed (the
+        tenant's ``read_access`` table)."""
         authorize(principal, "memory.pending")
         if not 1 <= limit <= 10_000:
             raise InvalidInput(f"limit must be between 1 and 10000, not {limit}")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            return txn.list_memories_for_tenant(
+            access = reader_txn(txn, principal)
+            held = txn.list_memories_for_tenant(
                 principal.tenant_id, statuses=[MemoryStatus.PENDING.value], limit=limit
             )
+        return [r for r in held if access.denies(r.scope, r.sensitivity) is None]
 
     def reject(self, principal: Principal, memory_id: str) -> MemoryRecord:
         """Turn down a held memory: it is deleted with every copy (index, vectors, subject
@@ -460,15 +462,18 @@ class Memory:
             return self._get_txn(txn, principal, memory_id)
 
     def history(self, principal: Principal, memory_id: str) -> list[MemoryRecord]:
-        """Every version of the fact, oldest first (the chain through ``supersedes``)."""
+        """Every version of the fact the principal may read, oldest first (the chain
+        through ``supersedes``)."""
         authorize(principal, "memory.history")
-        record = self.get(principal, memory_id)
-        if record.fact_key is None:
-            return [record]
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            return txn.list_memories_by_fact_key(
+            record = self._get_txn(txn, principal, memory_id)
+            if record.fact_key is None:
+                return [record]
+            access = reader_txn(txn, principal)
+            versions = txn.list_memories_by_fact_key(
                 principal.tenant_id, record.scope.value, record.scope_id, record.fact_key
             )
+        return [r for r in versions if access.denies(r.scope, r.sensitivity) is None]
 
     @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(
@@ -536,9 +541,18 @@ class Memory:
     # -- helpers -------------------------------------------------------------------------
 
     def _get_txn(self, txn: MemoryStore, principal: Principal, memory_id: str) -> MemoryRecord:
+        """The record, if the principal may read it (every call that returns or changes
+        a memory reads it here).
+
+        Raises:
+            NotFound: no such memory in the principal's tenant.
+            PermissionDenied: its scope or sensitivity is outside what the principal's
+                roles read (the tenant's ``read_access`` table).
+        """
         record = txn.get_memory(principal.tenant_id, memory_id)
         if record is None:
             raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+        reader_txn(txn, principal).check(record)
         return record
 
     def _audit_txn(
