@@ -194,6 +194,9 @@ class World:
         self.app.webhooks.notify(self.admin, "run.stuck", self.run(), {"cause": "test"})
         return self.app.webhooks.deliveries(self.admin)[0].delivery_id
 
+    def api_key(self) -> str:
+        return self.app.api_keys.create(self.admin, STARTER, name="acme-secret key").key.key_id
+
     def make_targets(self) -> dict[str, str]:
         return {
             "run": self.run(),
@@ -212,6 +215,7 @@ class World:
             "held_run": self.held_run(),
             "note": self.note(),
             "delivery": self.delivery(),
+            "api_key": self.api_key(),
         }
 
     def audit_length(self) -> int:
@@ -476,6 +480,9 @@ CASES: list[Case] = [
     Case("audit.entries", lambda a, w, t: a.audit.entries(w)),
     Case("tenants.principals", lambda a, w, t: a.tenants.principals(w)),
     Case("tenants.grant", lambda a, w, t: a.tenants.grant(w, "newcomer", ["viewer"])),
+    Case("api_keys.create", lambda a, w, t: a.api_keys.create(w, STARTER, ["agent"])),
+    Case("api_keys.all", lambda a, w, t: a.api_keys.all(w, include_revoked=True)),
+    Case("api_keys.revoke", lambda a, w, t: a.api_keys.revoke(w, t["api_key"]), ("api_key",)),
     Case("subjects.export", lambda a, w, t: a.subjects.export(w, "u-1")),
     Case("subjects.erase", lambda a, w, t: a.subjects.erase(w, "u-7")),
     Case("context.build", lambda a, w, t: a.context.build(w, t["thread"], budget=4000)),
@@ -628,6 +635,7 @@ def _targets(world: World, fresh_names: tuple[str, ...]) -> dict[str, str]:
         "endpoint": world.endpoint,
         "held_run": world.held_run,
         "note": world.note,
+        "api_key": world.api_key,
     }
     for name in fresh_names:
         fresh[name] = made[name]()
@@ -701,6 +709,9 @@ COMMAND_CASES = [
     CommandCase("principals add", lambda t: ["cli-newcomer", "--role", "viewer"]),
     CommandCase("principals ls", lambda t: []),
     CommandCase("audit ls", lambda t: []),
+    CommandCase("api-keys create", lambda t: [STARTER, "--role", "agent"]),
+    CommandCase("api-keys ls", lambda t: ["--include-revoked"]),
+    CommandCase("api-keys revoke", lambda t: [t["api_key"]], ("api_key",)),
     CommandCase(
         "runs start", lambda t: ["asking", "--input", "{}", "--workflows", MATRIX_WORKFLOWS]
     ),

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.storage.rows import (
+    ApiKeyRow,
     AuditRow,
     InboxRow,
     MemoryCandidate,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
 
 class CoreStore(Protocol):
-    """Tenants, principals, the audit chain and schema meta data."""
+    """Tenants, principals, their API keys, the audit chain and schema meta data."""
 
     def insert_tenant(self, row: TenantRow) -> None: ...
     def get_tenant(self, tenant_id: str) -> TenantRow | None: ...
@@ -66,6 +67,12 @@ class CoreStore(Protocol):
     def get_principal(self, tenant_id: str, principal_id: str) -> PrincipalRow | None: ...
     def list_principals(self, tenant_id: str) -> list[PrincipalRow]: ...
     def get_meta(self, key: str) -> str | None: ...
+    def insert_api_key(self, row: ApiKeyRow) -> None: ...
+    def get_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRow | None: ...
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyRow]: ...
+    def revoke_api_key(self, tenant_id: str, key_id: str, *, at: datetime, by: str) -> bool:
+        """Mark the key revoked; ``False`` if it does not exist or was revoked already."""
+        ...
 
 
 class RunStore(Protocol):
