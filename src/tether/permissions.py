@@ -187,6 +187,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "runs.start": _P.RUNS_START,
         "runs.get": _P.RUNS_READ,
         "runs.all": _P.RUNS_READ,
+        "runs.page": _P.RUNS_READ,
         "runs.events": _P.RUNS_READ,
         "runs.checkpoints": _P.RUNS_READ,
         "runs.journal": _P.RUNS_READ,

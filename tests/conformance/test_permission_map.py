@@ -52,6 +52,7 @@ from tether.permissions import (
 )
 from tether.principals import GLOBAL_TENANT, Principal, Role
 from tether.runs import END, RunContext, Workflow, WorkflowRegistry
+from tether.runs.listing import RunQuery
 from tether.threads import NewTurn
 
 SERVICES = ("runs", "memory", "threads", "working", "procedures", "audit", "tenants")
@@ -288,6 +289,7 @@ CASES: list[Case] = [
     Case("runs.stuck", lambda a, w, t: a.runs.stuck(w)),
     Case("runs.get", lambda a, w, t: a.runs.get(w, t["run"])),
     Case("runs.all", lambda a, w, t: a.runs.all(w)),
+    Case("runs.page", lambda a, w, t: a.runs.page(w, RunQuery(workflow="asking", limit=5))),
     Case("runs.events", lambda a, w, t: a.runs.events(w, t["run"])),
     Case("runs.checkpoints", lambda a, w, t: a.runs.checkpoints(w, t["run"])),
     Case("runs.journal", lambda a, w, t: a.runs.journal(w, t["run"])),

@@ -7,16 +7,16 @@ exist for the caller (404).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from tether.errors import InvalidInput
 from tether.runs.handoff import HandoffDocument
 from tether.runs.inbox import InboxMessage
+from tether.runs.listing import RunQuery
 from tether.runs.models import (
     Checkpoint,
     JournalEntry,
@@ -31,13 +31,12 @@ from tether.runs.service import MAX_PRIORITY
 from tether.runs.stuck import StuckRun
 from tether.runs.workflow import WorkflowRegistry
 from tether.server.auth import Caller, TetherApp
-from tether.server.pagination import Cursor, Limit, Page, paginate
+from tether.server.pagination import Cursor, Limit, Page, decode_cursor, paginate
 from tether.server.problems import COMMON_ERRORS, error_responses
 
 router = APIRouter(tags=["runs"], responses=COMMON_ERRORS)
 
 RunId = Annotated[str, "the run's id"]
-MAX_LIST = 100_000
 
 
 class StartRun(BaseModel):
@@ -54,7 +53,7 @@ class StartRun(BaseModel):
     run_id: str | None = Field(None, max_length=64, description="A UUID; default a new one.")
     priority: int = Field(0, ge=-MAX_PRIORITY, le=MAX_PRIORITY)
     max_steps: int | None = Field(None, ge=1, le=1_000_000)
-    deadline: datetime | None = Field(None, description="The run fails if not done by then.")
+    deadline: AwareDatetime | None = Field(None, description="The run fails if not done by then.")
 
 
 class Cancel(BaseModel):
@@ -117,29 +116,34 @@ def list_runs(
     caller: Caller,
     status: Annotated[RunStatus | None, Query(description="Only runs in this status.")] = None,
     workflow: Annotated[
-        str | None, Query(max_length=200, description="Only runs of this workflow (name).")
+        str | None,
+        Query(min_length=1, max_length=200, description="Only runs of this workflow (name)."),
     ] = None,
     created_after: Annotated[
-        datetime | None, Query(description="Only runs created at or after this time.")
+        AwareDatetime | None,
+        Query(description="Only runs created at or after this time (with its zone)."),
     ] = None,
     created_before: Annotated[
-        datetime | None, Query(description="Only runs created before this time.")
+        AwareDatetime | None, Query(description="Only runs created before this time.")
     ] = None,
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> Page[Run]:
-    """The tenant's runs, newest first, filtered by status, workflow and age. Needs
-    `runs.read` (every role)."""
-    runs = app.runs.all(caller, status=status, limit=MAX_LIST)
-    chosen = [
-        run
-        for run in runs
-        if (workflow is None or run.workflow == workflow)
-        and (created_after is None or run.created_at >= created_after)
-        and (created_before is None or run.created_at < created_before)
-    ]
-    chosen.sort(key=lambda run: run.run_id, reverse=True)
-    return paginate(chosen, lambda run: run.run_id, cursor=cursor, limit=limit, descending=True)
+    """The tenant's runs, newest first (by id: creation order), filtered by status,
+    workflow and age. Needs `runs.read` (every role)."""
+    before = decode_cursor(cursor) if cursor is not None else None
+    if before is not None and not isinstance(before, str):
+        raise InvalidInput("cursor is not one this list gave: pass `next_cursor` unchanged")
+    query = RunQuery(
+        status=status,
+        workflow=workflow,
+        created_after=created_after,
+        created_before=created_before,
+        before=before,
+        limit=limit + 1,
+    )
+    runs = app.runs.page(caller, query)
+    return paginate(runs, lambda run: run.run_id, cursor=None, limit=limit, descending=True)
 
 
 @router.get("/runs/stuck", summary="List stuck runs", response_model=list[StuckRun])

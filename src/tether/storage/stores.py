@@ -84,6 +84,20 @@ class RunStore(Protocol):
     def insert_run(self, run: Run) -> None: ...
     def get_run(self, tenant_id: str, run_id: str) -> Run | None: ...
     def list_runs(self, tenant_id: str, *, status: str | None, limit: int) -> list[Run]: ...
+    def list_runs_page(
+        self,
+        tenant_id: str,
+        *,
+        status: str | None,
+        workflow: str | None,
+        created_after: datetime | None,
+        created_before: datetime | None,
+        before_run_id: str | None,
+        limit: int,
+    ) -> list[Run]:
+        """Runs newest first by id, below ``before_run_id`` when given, filtered."""
+        ...
+
     def save_run(
         self, run: Run, *, expected_version: int, expected_owner: str | None
     ) -> tuple[int, bool] | None: ...
