@@ -124,6 +124,8 @@ def install_problem_handlers(api: FastAPI) -> None:
 
     @api.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # a body that is not JSON: bad input like any other
+            return problem_response(422, errors.InvalidInput.code, "the body is not valid JSON")
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
         return problem_response(exc.status_code, code, detail, exc.headers)
