@@ -256,6 +256,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.get": _P.MEMORY_READ,
         "memory.history": _P.MEMORY_READ,
         "memory.recall": _P.MEMORY_READ,
+        "memory.recalls": _P.AUDIT_READ,
         "memory.flush_access": _P.MAINTENANCE,
         # app.threads
         "threads.create": _P.THREADS_WRITE,

@@ -422,6 +422,7 @@ CASES: list[Case] = [
         "memory.recall",
         lambda a, w, t: a.memory.recall(w, "cargo bike", [(Scope.USER, "u-1")]).hits,
     ),
+    Case("memory.recalls", lambda a, w, t: a.memory.recalls(w, memory_id=t["memory"])),
     Case(
         "threads.create",
         lambda a, w, t: a.threads.create(w, "u-3", title="new"),
