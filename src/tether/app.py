@@ -7,6 +7,7 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from tether.apikeys import ApiKeys
 from tether.audit.log import AuditLog
 from tether.audit.notes import OperatorNotes
 from tether.clock import Clock, SystemClock
@@ -67,6 +68,7 @@ class Tether:
         storage.use_keys(self.keyring)
         self.audit = AuditLog(storage, self.clock, self.ids, self.keyring)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
+        self.api_keys = ApiKeys(storage, self.clock, self.keyring, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
         self.inbox = Inbox(storage, self.clock, self.ids, self.audit)
         self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)

@@ -166,6 +166,14 @@ class Settings(BaseSettings):
         gt=0,
         description="Notify approval.expiring once an open approval expires within this.",
     )
+    server_max_body_bytes: int = Field(
+        1_048_576,
+        ge=1024,
+        description=(
+            "Largest request body `tether serve` accepts, in bytes; a larger one is refused "
+            "with 413 (request_too_large) before it is read."
+        ),
+    )
     summarizer_url: str | None = Field(
         None,
         description=(

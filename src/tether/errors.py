@@ -49,6 +49,12 @@ class ContextOverBudget(InvalidInput):
     code = "context_over_budget"
 
 
+class RequestTooLarge(InvalidInput):
+    """A request body is larger than the server accepts (``TETHER_SERVER_MAX_BODY_BYTES``)."""
+
+    code = "request_too_large"
+
+
 class NotFound(TetherError):
     """The thing asked for does not exist (in this tenant)."""
 
@@ -73,6 +79,14 @@ class PermissionDenied(TetherError):
     """The principal lacks the role the action needs."""
 
     code = "permission_denied"
+    exit_code = 6
+
+
+class Unauthenticated(TetherError):
+    """The caller did not prove who it is: no API key, or one that is unknown, revoked or
+    expired (the message never says which, so it cannot be used to probe keys)."""
+
+    code = "unauthenticated"
     exit_code = 6
 
 

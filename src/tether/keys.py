@@ -10,7 +10,10 @@ material and a key leaked for one purpose does not open another:
 - ``pg-tenant-context``: the signature that proves to PostgreSQL which tenant a
   transaction belongs to (the only derived key the database holds, where only its owner
   can read it);
-- later purposes (API-key hashes, encryption of stored data) derive their own.
+- ``api-key-hash``: the HMAC under which API keys of the HTTP API are stored (the
+  database holds only that hash; a key made under a master that is now retired still
+  verifies while the retired master is kept);
+- later purposes (encryption of stored data) derive their own.
 
 Data-subject hashes use the master key itself: that is the key they were made with
 before keys were derived, so existing hashes keep matching.
@@ -36,6 +39,7 @@ from tether.errors import ConfigError
 
 AUDIT_CHAIN = "audit-chain"
 TENANT_CONTEXT = "pg-tenant-context"
+API_KEY_HASH = "api-key-hash"
 _SALT = b"tether keys v1"
 _KEY_BYTES = 32
 

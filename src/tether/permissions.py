@@ -1,6 +1,6 @@
 """One permission map: what each role may do, and what each operation needs.
 
-Every surface (the Python API, the CLI, and the HTTP API and MCP server to come) asks
+Every surface (the Python API, the CLI, the HTTP API, and the MCP server to come) asks
 this module, so a role means the same everywhere:
 
 - :data:`ROLE_PERMISSIONS`: the permissions each role holds (``admin`` holds every tenant
@@ -74,6 +74,8 @@ class Permission(enum.StrEnum):
     AUDIT_READ = "audit.read"
     PRINCIPALS_READ = "principals.read"
     PRINCIPALS_MANAGE = "principals.manage"
+    API_KEYS_MANAGE = "api_keys.manage"
+    """Make, list and revoke the tenant's API keys (each acts as one of its principals)."""
     SUBJECTS_EXPORT = "subjects.export"
     SUBJECTS_ERASE = "subjects.erase"
     GLOBAL_MEMORY_WRITE = "global_memory.write"
@@ -170,6 +172,7 @@ PLATFORM_PERMISSIONS: MappingProxyType[Role, frozenset[Permission]] = MappingPro
                 Permission.SUBJECTS_ERASE,
                 Permission.AUDIT_READ,
                 Permission.PRINCIPALS_READ,
+                Permission.API_KEYS_MANAGE,
             }
         ),
     }
@@ -184,6 +187,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "runs.start": _P.RUNS_START,
         "runs.get": _P.RUNS_READ,
         "runs.all": _P.RUNS_READ,
+        "runs.page": _P.RUNS_READ,
         "runs.events": _P.RUNS_READ,
         "runs.checkpoints": _P.RUNS_READ,
         "runs.journal": _P.RUNS_READ,
@@ -252,6 +256,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.get": _P.MEMORY_READ,
         "memory.history": _P.MEMORY_READ,
         "memory.recall": _P.MEMORY_READ,
+        "memory.recalls": _P.AUDIT_READ,
         "memory.flush_access": _P.MAINTENANCE,
         # app.threads
         "threads.create": _P.THREADS_WRITE,
@@ -317,6 +322,11 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "tenants.add_platform_admin": _P.MAINTENANCE,
         "tenants.principals": _P.PRINCIPALS_READ,
         "tenants.grant": _P.PRINCIPALS_MANAGE,
+        # app.api_keys
+        "api_keys.create": _P.API_KEYS_MANAGE,
+        "api_keys.all": _P.API_KEYS_MANAGE,
+        "api_keys.revoke": _P.API_KEYS_MANAGE,
+        "api_keys.authenticate": _P.MAINTENANCE,
         # app.subjects, app.context
         "subjects.export": _P.SUBJECTS_EXPORT,
         "subjects.erase": _P.SUBJECTS_ERASE,
@@ -337,6 +347,10 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "tenants ls": "tenants.all",
         "principals add": "tenants.grant",
         "principals ls": "tenants.principals",
+        "api-keys create": "api_keys.create",
+        "api-keys ls": "api_keys.all",
+        "api-keys revoke": "api_keys.revoke",
+        "serve": "maintenance",
         "audit verify": "audit.verify",
         "audit ls": "audit.entries",
         "runs start": "runs.start",

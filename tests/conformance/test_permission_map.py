@@ -52,6 +52,7 @@ from tether.permissions import (
 )
 from tether.principals import GLOBAL_TENANT, Principal, Role
 from tether.runs import END, RunContext, Workflow, WorkflowRegistry
+from tether.runs.listing import RunQuery
 from tether.threads import NewTurn
 
 SERVICES = ("runs", "memory", "threads", "working", "procedures", "audit", "tenants")
@@ -194,6 +195,9 @@ class World:
         self.app.webhooks.notify(self.admin, "run.stuck", self.run(), {"cause": "test"})
         return self.app.webhooks.deliveries(self.admin)[0].delivery_id
 
+    def api_key(self) -> str:
+        return self.app.api_keys.create(self.admin, STARTER, name="acme-secret key").key.key_id
+
     def make_targets(self) -> dict[str, str]:
         return {
             "run": self.run(),
@@ -212,6 +216,7 @@ class World:
             "held_run": self.held_run(),
             "note": self.note(),
             "delivery": self.delivery(),
+            "api_key": self.api_key(),
         }
 
     def audit_length(self) -> int:
@@ -284,6 +289,7 @@ CASES: list[Case] = [
     Case("runs.stuck", lambda a, w, t: a.runs.stuck(w)),
     Case("runs.get", lambda a, w, t: a.runs.get(w, t["run"])),
     Case("runs.all", lambda a, w, t: a.runs.all(w)),
+    Case("runs.page", lambda a, w, t: a.runs.page(w, RunQuery(workflow="asking", limit=5))),
     Case("runs.events", lambda a, w, t: a.runs.events(w, t["run"])),
     Case("runs.checkpoints", lambda a, w, t: a.runs.checkpoints(w, t["run"])),
     Case("runs.journal", lambda a, w, t: a.runs.journal(w, t["run"])),
@@ -416,6 +422,7 @@ CASES: list[Case] = [
         "memory.recall",
         lambda a, w, t: a.memory.recall(w, "cargo bike", [(Scope.USER, "u-1")]).hits,
     ),
+    Case("memory.recalls", lambda a, w, t: a.memory.recalls(w, memory_id=t["memory"])),
     Case(
         "threads.create",
         lambda a, w, t: a.threads.create(w, "u-3", title="new"),
@@ -476,6 +483,9 @@ CASES: list[Case] = [
     Case("audit.entries", lambda a, w, t: a.audit.entries(w)),
     Case("tenants.principals", lambda a, w, t: a.tenants.principals(w)),
     Case("tenants.grant", lambda a, w, t: a.tenants.grant(w, "newcomer", ["viewer"])),
+    Case("api_keys.create", lambda a, w, t: a.api_keys.create(w, STARTER, ["agent"])),
+    Case("api_keys.all", lambda a, w, t: a.api_keys.all(w, include_revoked=True)),
+    Case("api_keys.revoke", lambda a, w, t: a.api_keys.revoke(w, t["api_key"]), ("api_key",)),
     Case("subjects.export", lambda a, w, t: a.subjects.export(w, "u-1")),
     Case("subjects.erase", lambda a, w, t: a.subjects.erase(w, "u-7")),
     Case("context.build", lambda a, w, t: a.context.build(w, t["thread"], budget=4000)),
@@ -628,6 +638,7 @@ def _targets(world: World, fresh_names: tuple[str, ...]) -> dict[str, str]:
         "endpoint": world.endpoint,
         "held_run": world.held_run,
         "note": world.note,
+        "api_key": world.api_key,
     }
     for name in fresh_names:
         fresh[name] = made[name]()
@@ -701,6 +712,9 @@ COMMAND_CASES = [
     CommandCase("principals add", lambda t: ["cli-newcomer", "--role", "viewer"]),
     CommandCase("principals ls", lambda t: []),
     CommandCase("audit ls", lambda t: []),
+    CommandCase("api-keys create", lambda t: [STARTER, "--role", "agent"]),
+    CommandCase("api-keys ls", lambda t: ["--include-revoked"]),
+    CommandCase("api-keys revoke", lambda t: [t["api_key"]], ("api_key",)),
     CommandCase(
         "runs start", lambda t: ["asking", "--input", "{}", "--workflows", MATRIX_WORKFLOWS]
     ),

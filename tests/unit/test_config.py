@@ -31,6 +31,7 @@ ENVIRONMENT_SAMPLES: dict[str, tuple[str, object]] = {
     "redis_prefix": ("acme-tether:", "acme-tether:"),
     "housekeeping_interval_s": ("900", 900.0),
     "webhook_expiring_within_s": ("1800", 1800.0),
+    "server_max_body_bytes": ("65536", 65536),
     "summarizer_url": ("https://llm.example/v1", "https://llm.example/v1"),
     "summarizer_key": ("sk-sample", SecretStr("sk-sample")),
     "summarizer_model": ("small-model", "small-model"),

@@ -45,6 +45,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "platform_app",
         "Platform administrators: the only principals that write global memory.",
     ),
+    "api-keys": (
+        "tether.cli.apikeys",
+        "api_keys_app",
+        "API keys of the HTTP API: each acts as one principal of one tenant, with roles.",
+    ),
     "audit": ("tether.cli.audit", "audit_app", "Read and verify the audit trail."),
     "runs": ("tether.cli.runs", "runs_app", "Start, inspect and operate runs."),
     "approvals": (
@@ -76,6 +81,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "tether.cli.worker",
         "worker",
         "Execute runnable runs of every tenant until stopped (SIGTERM/SIGINT finish the node).",
+    ),
+    "serve": (
+        "tether.cli.serve",
+        "serve",
+        "Serve the HTTP API, /healthz, /readyz and /metrics until stopped (Ctrl-C).",
     ),
     "gc": (
         "tether.cli.retention",

@@ -74,6 +74,32 @@ class RecallHit(BaseModel):
     why: dict[str, float | str]
 
 
+class RecallLogEntry(BaseModel):
+    """One recall as logged: who recalled, a digest of the query (never its text), the
+    scopes searched (as scope keys: a person's id appears only as a keyed hash) and the
+    memories returned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    recall_id: str
+    at: datetime
+    principal_id: str
+    query_digest: str
+    scopes: list[str]
+    returned: list[str]
+
+    @classmethod
+    def from_row(cls, row: MemoryRecallRow) -> RecallLogEntry:
+        return cls(
+            recall_id=row["recall_id"],
+            at=row["at"],
+            principal_id=row["principal_id"],
+            query_digest=row["query_digest"],
+            scopes=canonical.loads(row["scopes"]),
+            returned=canonical.loads(row["returned"]),
+        )
+
+
 class RecallResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -28,7 +28,7 @@ from tether.memory.models import (
     SourceType,
 )
 from tether.memory.policy import PolicyConfig, policy_txn, reader_txn
-from tether.memory.recall import Recall, RecallResult
+from tether.memory.recall import Recall, RecallLogEntry, RecallResult
 from tether.memory.subject import seen_by
 from tether.memory.text import scope_key
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
@@ -474,6 +474,24 @@ class Memory:
                 principal.tenant_id, record.scope.value, record.scope_id, record.fact_key
             )
         return [r for r in versions if access.denies(r.scope, r.sensitivity) is None]
+
+    def recalls(
+        self,
+        principal: Principal,
+        *,
+        memory_id: str | None = None,
+        recalled_by: str | None = None,
+        limit: int = 100,
+    ) -> list[RecallLogEntry]:
+        """Who recalled what, newest first: the recalls that returned ``memory_id``, or
+        those made by ``recalled_by`` (the buffered log is written first)."""
+        authorize(principal, "memory.recalls")
+        self._recall.flush()
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            rows = txn.list_memory_recalls(
+                principal.tenant_id, principal_id=recalled_by, memory_id=memory_id, limit=limit
+            )
+        return [RecallLogEntry.from_row(row) for row in rows]
 
     @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(

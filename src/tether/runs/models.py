@@ -255,6 +255,17 @@ class ApprovalDecision(BaseModel):
     def approved(self) -> bool:
         return self.status is WaitStatus.APPROVED
 
+    @classmethod
+    def expired(cls, wait: Wait) -> ApprovalDecision:
+        """The decision an approval request gets when it expires undecided: never approved."""
+        return cls(
+            approval_id=wait.wait_id,
+            status=WaitStatus.EXPIRED,
+            action_digest=wait.action_digest or "",
+            decided_by=None,
+            comment="expired",
+        )
+
 
 class Usage(BaseModel):
     """Tokens and money a model call cost, for the event log."""

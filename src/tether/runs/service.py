@@ -22,6 +22,7 @@ from tether.principals import SYSTEM_ACTOR, Principal, Role
 from tether.runs.children import child_results_txn, created_event, new_run
 from tether.runs.claim import load_state_dict
 from tether.runs.handoff import HandoffDocument, build_handoff
+from tether.runs.listing import RunQuery
 from tether.runs.models import (
     FINISHED,
     ApprovalDecision,
@@ -116,6 +117,12 @@ class Runs:
         wanted = RunStatus(status).value if status else None
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_runs(principal.tenant_id, status=wanted, limit=limit)
+
+    def page(self, principal: Principal, query: RunQuery | None = None) -> list[Run]:
+        """Runs newest first, filtered, a page at a time (see :class:`RunQuery`)."""
+        authorize(principal, "runs.page")
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return (query or RunQuery()).page_txn(txn, principal.tenant_id)
 
     def stuck(
         self,
@@ -467,17 +474,9 @@ class Runs:
                 wait = txn.get_wait(tenant_id, wait_id)
                 if wait is None or wait.status is not WaitStatus.OPEN:
                     continue
+                result: str | None = None
                 if wait.kind is JournalKind.APPROVAL:
-                    decision = ApprovalDecision(
-                        approval_id=wait_id,
-                        status=WaitStatus.EXPIRED,
-                        action_digest=wait.action_digest or "",
-                        decided_by=None,
-                        comment="expired",
-                    )
-                    result: str | None = decision.model_dump_json()
-                else:
-                    result = None
+                    result = ApprovalDecision.expired(wait).model_dump_json()
                 self._resolve_txn(
                     txn, system, wait, WaitStatus.EXPIRED, {"expired_at": now}, result
                 )

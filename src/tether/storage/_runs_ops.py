@@ -77,6 +77,28 @@ class RunOps(QueryTransaction):
         rows = self._fetch("list_runs", {"tenant_id": tenant_id, "status": status, "limit": limit})
         return [self._run(row) for row in rows]
 
+    def list_runs_page(
+        self,
+        tenant_id: str,
+        *,
+        status: str | None,
+        workflow: str | None,
+        created_after: datetime | None,
+        created_before: datetime | None,
+        before_run_id: str | None,
+        limit: int,
+    ) -> list[Run]:
+        params = {
+            "tenant_id": tenant_id,
+            "status": status,
+            "workflow": workflow,
+            "created_after": self._ts_in(created_after) if created_after else None,
+            "created_before": self._ts_in(created_before) if created_before else None,
+            "before_run_id": before_run_id,
+            "limit": limit,
+        }
+        return [self._run(row) for row in self._fetch("list_runs_page", params)]
+
     def save_run(
         self, run: Run, *, expected_version: int, expected_owner: str | None
     ) -> tuple[int, bool] | None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.errors import UnknownTenant
-from tether.storage.rows import AuditRow, PrincipalRow, TenantRow
+from tether.storage.rows import ApiKeyRow, AuditRow, PrincipalRow, TenantRow
 
 Row = Mapping[str, Any]
 
@@ -151,3 +151,56 @@ class QueryTransaction(ABC):
     def get_meta(self, key: str) -> str | None:
         row = self._one("get_meta", key=key)
         return str(row["value"]) if row else None
+
+    def _api_key(self, row: Row) -> ApiKeyRow:
+        expires, revoked = row["expires_at"], row["revoked_at"]
+        return ApiKeyRow(
+            tenant_id=row["tenant_id"],
+            key_id=row["key_id"],
+            principal_id=row["principal_id"],
+            roles_json=row["roles"],
+            name=row["name"],
+            secret_hash=row["secret_hash"],
+            hash_key_id=row["hash_key_id"],
+            created_at=self._ts_out(row["created_at"]),
+            created_by=row["created_by"],
+            expires_at=self._ts_out(expires) if expires is not None else None,
+            revoked_at=self._ts_out(revoked) if revoked is not None else None,
+            revoked_by=row["revoked_by"],
+        )
+
+    def insert_api_key(self, row: ApiKeyRow) -> None:
+        self._fetch(
+            "insert_api_key",
+            {
+                "tenant_id": row.tenant_id,
+                "key_id": row.key_id,
+                "principal_id": row.principal_id,
+                "roles": row.roles_json,
+                "name": row.name,
+                "secret_hash": row.secret_hash,
+                "hash_key_id": row.hash_key_id,
+                "created_at": self._ts_in(row.created_at),
+                "created_by": row.created_by,
+                "expires_at": self._ts_in(row.expires_at) if row.expires_at else None,
+            },
+        )
+
+    def get_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRow | None:
+        row = self._one("get_api_key", tenant_id=tenant_id, key_id=key_id)
+        return self._api_key(row) if row else None
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyRow]:
+        return [self._api_key(r) for r in self._fetch("list_api_keys", {"tenant_id": tenant_id})]
+
+    def revoke_api_key(self, tenant_id: str, key_id: str, *, at: datetime, by: str) -> bool:
+        rows = self._fetch(
+            "revoke_api_key",
+            {
+                "tenant_id": tenant_id,
+                "key_id": key_id,
+                "revoked_at": self._ts_in(at),
+                "revoked_by": by,
+            },
+        )
+        return bool(rows)

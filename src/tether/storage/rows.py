@@ -42,6 +42,25 @@ class PrincipalRow:
 
 
 @dataclass(frozen=True)
+class ApiKeyRow:
+    """An API key as stored: never the secret, only its HMAC (``secret_hash``) and the id
+    of the master key that made it (``hash_key_id``)."""
+
+    tenant_id: str
+    key_id: str
+    principal_id: str
+    roles_json: str
+    name: str
+    secret_hash: str
+    hash_key_id: str
+    created_at: datetime
+    created_by: str
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+    revoked_by: str | None = None
+
+
+@dataclass(frozen=True)
 class AuditRow:
     tenant_id: str
     seq: int

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.storage.rows import (
+    ApiKeyRow,
     AuditRow,
     InboxRow,
     MemoryCandidate,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
 
 class CoreStore(Protocol):
-    """Tenants, principals, the audit chain and schema meta data."""
+    """Tenants, principals, their API keys, the audit chain and schema meta data."""
 
     def insert_tenant(self, row: TenantRow) -> None: ...
     def get_tenant(self, tenant_id: str) -> TenantRow | None: ...
@@ -66,6 +67,12 @@ class CoreStore(Protocol):
     def get_principal(self, tenant_id: str, principal_id: str) -> PrincipalRow | None: ...
     def list_principals(self, tenant_id: str) -> list[PrincipalRow]: ...
     def get_meta(self, key: str) -> str | None: ...
+    def insert_api_key(self, row: ApiKeyRow) -> None: ...
+    def get_api_key(self, tenant_id: str, key_id: str) -> ApiKeyRow | None: ...
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyRow]: ...
+    def revoke_api_key(self, tenant_id: str, key_id: str, *, at: datetime, by: str) -> bool:
+        """Mark the key revoked; ``False`` if it does not exist or was revoked already."""
+        ...
 
 
 class RunStore(Protocol):
@@ -77,6 +84,20 @@ class RunStore(Protocol):
     def insert_run(self, run: Run) -> None: ...
     def get_run(self, tenant_id: str, run_id: str) -> Run | None: ...
     def list_runs(self, tenant_id: str, *, status: str | None, limit: int) -> list[Run]: ...
+    def list_runs_page(
+        self,
+        tenant_id: str,
+        *,
+        status: str | None,
+        workflow: str | None,
+        created_after: datetime | None,
+        created_before: datetime | None,
+        before_run_id: str | None,
+        limit: int,
+    ) -> list[Run]:
+        """Runs newest first by id, below ``before_run_id`` when given, filtered."""
+        ...
+
     def save_run(
         self, run: Run, *, expected_version: int, expected_owner: str | None
     ) -> tuple[int, bool] | None: ...
@@ -273,6 +294,12 @@ class MemoryStore(Protocol):
     ) -> None: ...
     def insert_memory_recall(self, values: MemoryRecallRow) -> None: ...
     def insert_memory_recalls(self, recalls: Sequence[MemoryRecallRow]) -> None: ...
+    def list_memory_recalls(
+        self, tenant_id: str, *, principal_id: str | None, memory_id: str | None, limit: int
+    ) -> list[MemoryRecallRow]:
+        """The recall log, newest first: by ``principal_id``, or returning ``memory_id``."""
+        ...
+
     def search_memory_candidates(
         self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
     ) -> list[tuple[MemoryCandidate, float]]: ...

@@ -192,6 +192,33 @@ CREATE POLICY tenant_isolation ON audit_log TO tether_app
     WITH CHECK (tenant_id = (SELECT tether_tenant()));
 CREATE POLICY system_access ON audit_log TO tether_system USING (true) WITH CHECK (true);
 
+CREATE TABLE api_keys (
+    tenant_id    text NOT NULL,
+    key_id       text NOT NULL,
+    principal_id text NOT NULL,
+    roles        text NOT NULL,
+    name         text NOT NULL,
+    secret_hash  text NOT NULL,
+    hash_key_id  text NOT NULL,
+    created_at   timestamptz NOT NULL,
+    created_by   text NOT NULL,
+    expires_at   timestamptz,
+    revoked_at   timestamptz,
+    revoked_by   text,
+    PRIMARY KEY (tenant_id, key_id),
+    FOREIGN KEY (tenant_id, principal_id) REFERENCES principals (tenant_id, principal_id)
+);
+
+GRANT SELECT, INSERT, UPDATE (revoked_at, revoked_by) ON api_keys TO tether_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON api_keys TO tether_system;
+
+ALTER TABLE api_keys ENABLE ROW LEVEL SECURITY;
+ALTER TABLE api_keys FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON api_keys TO tether_app
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
+CREATE POLICY system_access ON api_keys TO tether_system USING (true) WITH CHECK (true);
+
 -- runs
 CREATE TABLE runs (
     tenant_id        text NOT NULL REFERENCES tenants (tenant_id),
@@ -995,6 +1022,7 @@ INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', now()),
        ('core', 2, 'signed_tenant', now()),
        ('core', 3, 'transaction_bound_tenant', now()),
+       ('core', 4, 'api_keys', now()),
        ('runs', 1, 'initial', now()),
        ('runs', 2, 'leases', now()),
        ('runs', 3, 'signed_tenant', now()),

@@ -43,3 +43,20 @@ SELECT * FROM principals WHERE tenant_id = :tenant_id ORDER BY principal_id;
 
 -- name: get_meta
 SELECT value FROM tether_meta WHERE key = :key;
+
+-- name: insert_api_key
+INSERT INTO api_keys (tenant_id, key_id, principal_id, roles, name, secret_hash, hash_key_id,
+                      created_at, created_by, expires_at)
+VALUES (:tenant_id, :key_id, :principal_id, :roles, :name, :secret_hash, :hash_key_id,
+        :created_at, :created_by, :expires_at);
+
+-- name: get_api_key
+SELECT * FROM api_keys WHERE tenant_id = :tenant_id AND key_id = :key_id;
+
+-- name: list_api_keys
+SELECT * FROM api_keys WHERE tenant_id = :tenant_id ORDER BY created_at, key_id;
+
+-- name: revoke_api_key
+UPDATE api_keys SET revoked_at = :revoked_at, revoked_by = :revoked_by
+WHERE tenant_id = :tenant_id AND key_id = :key_id AND revoked_at IS NULL
+RETURNING key_id;

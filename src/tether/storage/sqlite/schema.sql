@@ -62,6 +62,23 @@ BEGIN
     SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
 
+CREATE TABLE api_keys (
+    tenant_id    TEXT NOT NULL,
+    key_id       TEXT NOT NULL,
+    principal_id TEXT NOT NULL,
+    roles        TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    secret_hash  TEXT NOT NULL,
+    hash_key_id  TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    created_by   TEXT NOT NULL,
+    expires_at   TEXT,
+    revoked_at   TEXT,
+    revoked_by   TEXT,
+    PRIMARY KEY (tenant_id, key_id),
+    FOREIGN KEY (tenant_id, principal_id) REFERENCES principals (tenant_id, principal_id)
+) WITHOUT ROWID;
+
 -- runs
 CREATE TABLE runs (
     tenant_id        TEXT NOT NULL REFERENCES tenants (tenant_id),
@@ -544,6 +561,7 @@ INSERT INTO tether_schema_versions (component, version, name, applied_at)
 VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 2, 'signed_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 3, 'transaction_bound_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('core', 4, 'api_keys', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 3, 'workers', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

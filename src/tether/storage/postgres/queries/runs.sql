@@ -119,3 +119,15 @@ SELECT pg_advisory_xact_lock(hashtext('tether.children.' || %(tenant_id)s || '.'
 -- name: listen_runs
 -- Idle workers listen here; runs 0004's triggers notify when a run may be claimable.
 LISTEN tether_runs;
+
+-- name: list_runs_page
+-- Newest first by id (UUIDv7: creation order); a page continues below before_run_id.
+SELECT * FROM runs
+WHERE tenant_id = %(tenant_id)s
+  AND (%(status)s::text IS NULL OR status = %(status)s::text)
+  AND (%(workflow)s::text IS NULL OR workflow = %(workflow)s::text)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+  AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(before_run_id)s::text IS NULL OR run_id < %(before_run_id)s::text)
+ORDER BY run_id DESC
+LIMIT %(limit)s;

@@ -92,3 +92,15 @@ SELECT 1 AS locked;
 -- name: data_version
 -- Changes whenever another connection commits to the file: what idle workers watch.
 PRAGMA data_version;
+
+-- name: list_runs_page
+-- Newest first by id (UUIDv7: creation order); a page continues below before_run_id.
+SELECT * FROM runs
+WHERE tenant_id = :tenant_id
+  AND (:status IS NULL OR status = :status)
+  AND (:workflow IS NULL OR workflow = :workflow)
+  AND (:created_after IS NULL OR created_at >= :created_after)
+  AND (:created_before IS NULL OR created_at < :created_before)
+  AND (:before_run_id IS NULL OR run_id < :before_run_id)
+ORDER BY run_id DESC
+LIMIT :limit;
