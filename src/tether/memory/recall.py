@@ -25,11 +25,11 @@ from tether.errors import InvalidInput
 from tether.ids import IdSource
 from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.policy import PolicyConfig
-from tether.memory.text import scope_key, tokens
+from tether.memory.text import scope_key, scope_keys_by_owner, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.memory.when import TimeWindow, query_window
 from tether.permissions import authorize
-from tether.principals import GLOBAL_TENANT, Principal
+from tether.principals import Principal
 from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
 
 if TYPE_CHECKING:
@@ -162,11 +162,9 @@ class Recall:
         use_vector = mode != "lexical" and embedder is not None
         authorize(principal, "memory.recall")
         tenant = principal.tenant_id
-        keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
-        owners: dict[str, list[str]] = {}
-        for key in keys:
-            owner = GLOBAL_TENANT if key.startswith(f"{Scope.GLOBAL.value}:") else tenant
-            owners.setdefault(owner, []).append(key)
+        owners = scope_keys_by_owner(
+            tenant, sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
+        )
         now = self._clock.now()
         moment = as_of or now
         words = tokens(query) if use_lexical else []
