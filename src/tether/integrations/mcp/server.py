@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from types import FrameType
 from typing import Any, Final
 
 from mcp.server.mcpserver import MCPServer
@@ -61,9 +64,33 @@ def serve_stdio(server: MCPServer[Any]) -> None:
 
 
 def serve_http(server: MCPServer[Any], *, host: str, port: int) -> None:
-    """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until SIGINT or SIGTERM.
+    """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until SIGINT or SIGTERM, then
+    return (after the HTTP server's graceful shutdown), so the caller closes the database.
 
     On a loopback host the SDK refuses requests whose ``Host`` or ``Origin`` header names
     another host (DNS rebinding).
     """
-    server.run("streamable-http", host=host, port=port)
+    if threading.current_thread() is not threading.main_thread():
+        server.run("streamable-http", host=host, port=port)
+        return
+    # The HTTP server answers a signal by shutting down and then raising the signal again
+    # under the handlers it found; these end the run without ending the process.
+    previous = {sig: signal.signal(sig, _stopped) for sig in STOP_SIGNALS}
+    try:
+        server.run("streamable-http", host=host, port=port)
+    except _Stopped:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _Stopped(Exception):
+    """A stop signal arrived after the HTTP server shut down."""
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
