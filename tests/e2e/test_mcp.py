@@ -137,15 +137,21 @@ def test_a_server_confined_to_a_scope_stays_inside_it_even_by_id(url: str) -> No
     assert record.status is MemoryStatus.ACTIVE
 
 
-def test_each_tool_needs_what_its_operation_needs_in_the_map(url: str) -> None:
-    """A viewer reads memory but may not propose or forget: those calls are tool errors."""
+def test_each_tool_needs_its_operations_permission_read_at_every_call(url: str) -> None:
+    """A viewer reads memory but may not propose; made an agent while the server runs, its
+    next proposal goes through."""
 
     async def session() -> None:
         async with stdio(url, "acme", "vera") as client:
-            error = await refused(client, "remember", text="Vera was here", scope="user:u-1")
+            note = {"text": "Vera prefers short answers", "scope": "user:u-1"}
+            error = await refused(client, "remember", **note)
             assert error.startswith("error[permission_denied]: principal 'vera'")
             found = data_of(await call(client, "recall", query="anything", scopes=["user:u-1"]))
             assert found["hits"] == []
+            with Tether.open(url=url) as app:
+                app.tenants.grant(app.tenants.principal("acme", "alice"), "vera", ["agent"])
+            note["text"] = "The claimant owns a cargo bike"
+            assert data_of(await call(client, "remember", **note))["decision"] == "stored"
 
     anyio.run(session)
 
