@@ -10,8 +10,9 @@ returns a :data:`PrincipalSource`, and nothing else in the server changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from tether.app import Tether
 from tether.errors import PermissionDenied
@@ -20,8 +21,11 @@ from tether.memory.text import parse_scope, scope_key
 from tether.permissions import authorize
 from tether.principals import Principal
 
-PrincipalSource = Callable[[Tether], Principal]
-"""Gives the principal a tool call acts as, with its current roles."""
+
+class PrincipalSource(Protocol):
+    """Gives the principal a tool call acts as, with its current roles."""
+
+    def __call__(self, app: Tether, /) -> Principal: ...
 
 
 def configured(tenant_id: str, principal_id: str) -> PrincipalSource:
