@@ -67,6 +67,7 @@ OPTIONAL_EXTRAS = {
     "psycopg": "postgres",
     "psycopg_pool": "postgres",
     "redis": "redis",
+    "mcp": "mcp",
 }
 """Top-level packages of the optional extras, and the extra that installs each."""
 

@@ -21,8 +21,11 @@ from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
+    MemoryRecord,
+    MemoryStatus,
     PolicyDecision,
     Scope,
+    Sensitivity,
     SourceType,
 )
 from tether.principals import Principal
@@ -84,6 +87,43 @@ def opened(backend: TestDatabase, embedder: str) -> Iterator[Tether]:
     settings = backend.settings() if hashing else backend.settings(embedder="none")
     with Tether.open(settings, clock=FakeClock(), embedder=hashing) as app:
         yield app
+
+
+def stored_record(**fields: Any) -> MemoryRecord:
+    """An active fact of user u-1 as storage holds it, made directly (not by the policy);
+    ``fields`` replace any of its values."""
+    now = FakeClock().now()
+    values: dict[str, Any] = {
+        "tenant_id": "acme",
+        "memory_id": "0195a3b2-0000-7000-8000-00000000000a",
+        "scope": Scope.USER,
+        "scope_id": "u-1",
+        "subjects": [],
+        "kind": MemoryKind.FACT,
+        "fact_key": None,
+        "text": "The claimant owns a cargo bike",
+        "tags": [],
+        "source_type": SourceType.USER_MESSAGE,
+        "source_ref": None,
+        "source_version": None,
+        "created_by": "assistant",
+        "approved_by": None,
+        "confidence": 0.8,
+        "sensitivity": Sensitivity.INTERNAL,
+        "valid_from": now,
+        "valid_to": None,
+        "created_at": now,
+        "updated_at": now,
+        "expires_at": None,
+        "supersedes": None,
+        "superseded_by": None,
+        "superseded_at": None,
+        "access_count": 0,
+        "last_access": None,
+        "status": MemoryStatus.ACTIVE,
+        "purge_after": None,
+    }
+    return MemoryRecord(**(values | fields))
 
 
 def scope_key(scope: Scope, scope_id: str) -> str:

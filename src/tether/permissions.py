@@ -1,6 +1,6 @@
 """One permission map: what each role may do, and what each operation needs.
 
-Every surface (the Python API, the CLI, the HTTP API, and the MCP server to come) asks
+Every surface (the Python API, the CLI, the HTTP API and the MCP server) asks
 this module, so a role means the same everywhere:
 
 - :data:`ROLE_PERMISSIONS`: the permissions each role holds (``admin`` holds every tenant
@@ -255,6 +255,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.reembed": _P.MEMORY_MAINTAIN,
         "memory.get": _P.MEMORY_READ,
         "memory.history": _P.MEMORY_READ,
+        "memory.in_scopes": _P.MEMORY_READ,
         "memory.recall": _P.MEMORY_READ,
         "memory.recalls": _P.AUDIT_READ,
         "memory.flush_access": _P.MAINTENANCE,
@@ -397,6 +398,7 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "memory erase": "subjects.erase",
         "memory retention": "memory.retention_cycle",
         "memory reembed": "memory.reembed",
+        "mcp": "memory.recall",
         "procedures check": "procedures.check",
         "procedures publish": "procedures.publish",
         "procedures show": "procedures.current",

@@ -418,6 +418,7 @@ CASES: list[Case] = [
     Case("memory.reembed", lambda a, w, t: a.memory.reembed(w)),
     Case("memory.get", lambda a, w, t: a.memory.get(w, t["memory"])),
     Case("memory.history", lambda a, w, t: a.memory.history(w, t["memory"])),
+    Case("memory.in_scopes", lambda a, w, t: a.memory.in_scopes(w, [(Scope.USER, "u-1")])),
     Case(
         "memory.recall",
         lambda a, w, t: a.memory.recall(w, "cargo bike", [(Scope.USER, "u-1")]).hits,
@@ -772,6 +773,7 @@ COMMAND_CASES = [
     CommandCase("memory erase", lambda t: ["u-6", "--yes"]),
     CommandCase("memory retention", lambda t: []),
     CommandCase("memory reembed", lambda t: []),
+    CommandCase("mcp", lambda t: []),
     CommandCase("procedures publish", lambda t: [EXAMPLE_PROCEDURES]),
     CommandCase("procedures show", lambda t: []),
     CommandCase("procedures history", lambda t: []),

@@ -62,6 +62,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "memory_app",
         "Governed memory: the model proposes, the policy decides.",
     ),
+    "mcp": (
+        "tether.cli.mcp",
+        "mcp",
+        "Serve governed memory to MCP clients (stdio, or streamable HTTP with --http).",
+    ),
     "procedures": (
         "tether.cli.procedures",
         "procedures_app",

@@ -32,6 +32,7 @@ from tether.memory.models import (
     Sensitivity,
     SourceType,
 )
+from tether.memory.text import parse_scope
 
 memory_app = typer.Typer(
     help="Governed memory: the model proposes, the policy decides.", no_args_is_help=True
@@ -47,17 +48,7 @@ ScopeOption = Annotated[
 
 
 def _scopes(values: list[str]) -> list[tuple[Scope, str]]:
-    scopes = []
-    for value in values:
-        kind, _, scope_id = value.partition(":")
-        try:
-            scopes.append((Scope(kind), scope_id))
-        except ValueError:
-            valid = ", ".join(s.value for s in Scope)
-            raise InvalidInput(f"scope {value!r}: use kind:id with kind one of {valid}") from None
-        if not scope_id:
-            raise InvalidInput(f"scope {value!r} has no id: use kind:id, e.g. user:u-1")
-    return scopes
+    return [parse_scope(value) for value in values]
 
 
 def _show(record: MemoryRecord) -> None:

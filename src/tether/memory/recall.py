@@ -26,11 +26,11 @@ from tether.ids import IdSource
 from tether.memory.access import ABOVE_CLEARANCE, SCOPE_NOT_ALLOWED, Reader, reader
 from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.policy import policy_txn
-from tether.memory.text import scope_key, tokens
+from tether.memory.text import scope_key, scope_keys_by_owner, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.memory.when import TimeWindow, query_window
 from tether.permissions import authorize
-from tether.principals import GLOBAL_TENANT, Principal
+from tether.principals import Principal
 from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
 
 if TYPE_CHECKING:
@@ -316,11 +316,7 @@ class Recall:
         :data:`GLOBAL_TENANT`, every other from ``tenant``): the full-text search's and
         the vector search's best, and every active constraint."""
         found = _Found({}, {}, {}, [])
-        owners: dict[str, list[str]] = {}
-        for key in keys:
-            owner = GLOBAL_TENANT if key.startswith(f"{Scope.GLOBAL.value}:") else tenant
-            owners.setdefault(owner, []).append(key)
-        for owner, owned in owners.items():
+        for owner, owned in scope_keys_by_owner(tenant, keys).items():
             pending = None
             if search.vector is not None and search.embedder_id is not None:
                 cached = self._vectors.matrix_txn(txn, owner, search.embedder_id, owned)

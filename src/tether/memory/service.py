@@ -30,7 +30,7 @@ from tether.memory.models import (
 from tether.memory.policy import PolicyConfig, policy_txn, reader_txn
 from tether.memory.recall import Recall, RecallLogEntry, RecallResult
 from tether.memory.subject import seen_by
-from tether.memory.text import scope_key
+from tether.memory.text import scope_key, scope_keys_by_owner
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
 from tether.permissions import authorize, check_memory_change
 from tether.principals import Principal
@@ -492,6 +492,25 @@ class Memory:
                 principal.tenant_id, principal_id=recalled_by, memory_id=memory_id, limit=limit
             )
         return [RecallLogEntry.from_row(row) for row in rows]
+
+    @rules(scopes=pairs_of(Scope))
+    def in_scopes(
+        self, principal: Principal, scopes: Sequence[tuple[Scope | str, str]], *, limit: int = 100
+    ) -> list[MemoryRecord]:
+        """The active memories of the named scopes, oldest first, at most ``limit`` per
+        tenant that holds them (a ``global`` scope is read from the platform's tenant and
+        shown as :func:`seen_by` says); held, forgotten and superseded ones are left out."""
+        authorize(principal, "memory.in_scopes")
+        if not scopes:
+            raise InvalidInput("name at least one scope, e.g. user:u-1")
+        keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
+        active = [MemoryStatus.ACTIVE.value]
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return [
+                seen_by(principal, record)
+                for owner, owned in scope_keys_by_owner(principal.tenant_id, keys).items()
+                for record in txn.list_memories(owner, scopes=owned, statuses=active, limit=limit)
+            ]
 
     @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(
