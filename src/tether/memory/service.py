@@ -8,10 +8,9 @@ person's memories (:mod:`tether.memory.subject`) with their threads and working 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tether.audit.log import AuditLog
 from tether.clock import Clock
@@ -29,6 +28,7 @@ from tether.memory.models import (
 )
 from tether.memory.policy import PolicyConfig, policy_txn, reader_txn
 from tether.memory.recall import Recall, RecallLogEntry, RecallResult
+from tether.memory.retention import age_memories_txn
 from tether.memory.subject import seen_by
 from tether.memory.text import scope_key, scope_keys_by_owner
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
@@ -366,52 +366,10 @@ class Memory:
         tenant = principal.tenant_id
         now = self._clock.now()
         threshold = self.policy(principal).confidence_threshold
-        counts: Counter[str] = Counter()
         with self._storage.transaction(tenant) as txn:
-            holds = {
-                scope_key(scope, scope_id) for scope, scope_id in txn.list_memory_holds(tenant)
-            }
-            for record in txn.list_memories_due(tenant, now=now, limit=100_000):
-                if scope_key(record.scope, record.scope_id) in holds:
-                    counts["held"] += 1
-                    continue
-                if (
-                    record.status is MemoryStatus.ACTIVE
-                    and record.expires_at
-                    and record.expires_at <= now
-                ):
-                    txn.update_memory(
-                        record.model_copy(
-                            update={
-                                "status": MemoryStatus.EXPIRED,
-                                "purge_after": now + GRACE,
-                                "updated_at": now,
-                            }
-                        )
-                    )
-                    counts["expired"] += 1
-                elif record.status is MemoryStatus.ACTIVE:
-                    last_used = record.last_access or record.created_at
-                    if record.kind is MemoryKind.CONSTRAINT or now - last_used < timedelta(
-                        days=decay_after_days
-                    ):
-                        continue
-                    confidence = round(record.confidence - 0.1, 4)
-                    if confidence < threshold:
-                        update: dict[str, Any] = {
-                            "status": MemoryStatus.EXPIRED,
-                            "confidence": max(0.0, confidence),
-                            "purge_after": now + GRACE,
-                            "updated_at": now,
-                        }
-                        counts["decayed_out"] += 1
-                    else:
-                        update = {"confidence": confidence, "updated_at": now}
-                        counts["decayed"] += 1
-                    txn.update_memory(record.model_copy(update=update))
-                elif record.purge_after is not None and record.purge_after <= now:
-                    txn.delete_memory(tenant, record.memory_id)
-                    counts["purged"] += 1
+            counts = age_memories_txn(
+                txn, tenant, now, threshold=threshold, decay_after_days=decay_after_days
+            )
             if counts:
                 self._audit.record_by_txn(
                     txn,
