@@ -46,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Platform administrators: the only principals that write global memory.",
     ),
     "audit": ("tether.cli.audit", "audit_app", "Read and verify the audit trail."),
-    "runs": ("tether.cli.runs", "runs_app", "Start, inspect and operate runs."),
+    "runs": ("tether.cli.runbook", "runs_app", "Start, inspect and operate runs."),
     "approvals": (
         "tether.cli.runs",
         "approvals_app",
