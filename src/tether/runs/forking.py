@@ -106,6 +106,14 @@ def plan_fork_txn(txn: RunStore, run: Run, history: History, new_run_id: str | N
             f"checkpoint {seq} of run {run.run_id} is its last (the run ended there): fork "
             "from an earlier one"
         )
+    after = [
+        entry
+        for entry in txn.list_journal(run.tenant_id, run.run_id)
+        if entry.kind is JournalKind.EFFECT and entry.visit > history.visits.get(entry.node, 0)
+    ]
+    order = _visit_order(txn.list_checkpoints(run.tenant_id, run.run_id))
+    unfinished = max(order.values(), default=0) + 1
+    after.sort(key=lambda e: (order.get((e.node, e.visit), unfinished), e.started_at, e.position))
     rerun = [
         RerunEffect(
             effect=EffectRecord.of(entry),
@@ -115,10 +123,20 @@ def plan_fork_txn(txn: RunStore, run: Run, history: History, new_run_id: str | N
             if new_run_id
             else None,
         )
-        for entry in txn.list_journal(run.tenant_id, run.run_id)
-        if entry.kind is JournalKind.EFFECT and entry.visit > history.visits.get(entry.node, 0)
+        for entry in after
     ]
     return ForkPlan(run_id=run.run_id, checkpoint=seq, node=start, state=history.state, rerun=rerun)
+
+
+def _visit_order(checkpoints: Sequence[Checkpoint]) -> dict[tuple[str, int], int]:
+    """The seq of the checkpoint that ended each node visit: the order the run took."""
+    seen: Counter[str] = Counter()
+    order = {}
+    for checkpoint in checkpoints:
+        if checkpoint.seq > 0 and checkpoint.node:
+            seen[checkpoint.node] += 1
+            order[(checkpoint.node, seen[checkpoint.node])] = checkpoint.seq
+    return order
 
 
 def fork_rows(
