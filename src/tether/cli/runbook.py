@@ -12,7 +12,7 @@ import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from tether.cli._common import (
     ActorOption,
@@ -63,7 +63,9 @@ def _effects_table(title: str, effects: list[EffectRecord]) -> None:
     if not effects:
         return
     console.print(title)
-    table = Table("node", "visit", "effect", "outcome", id_column("idempotency key"), "review")
+    table = Table(
+        "node", "visit", "effect", "outcome", id_column("idempotency key"), id_column("review")
+    )
     for e in effects:
         table.add_row(
             e.node, str(e.visit), e.name, e.outcome.value, e.idempotency_key, e.review_id or ""
@@ -106,7 +108,7 @@ def inspect(
         _effects_table("effects of this visit:", seen.visit_effects)
         others = [e for e in seen.pending_effects if e not in seen.visit_effects]
         _effects_table("effects of unknown outcome elsewhere:", others)
-        table = Table("#", "at", "event", "node", "details")
+        table = Table("#", "at", "event", "node", Column("details", overflow="fold"))
         for event in seen.events:
             table.add_row(
                 str(event.seq),

@@ -258,7 +258,7 @@ def stuck(
         if json_output:
             print_json(found)
             return
-        table = Table("run", "workflow", "status", "cause", "age", "suggested")
+        table = Table(id_column("run"), "workflow", "status", "cause", "age", "suggested")
         for row in found:
             table.add_row(
                 row.run_id,
@@ -268,7 +268,7 @@ def stuck(
                 str(timedelta(seconds=round(row.age_s))),
                 row.suggested,
             )
-        console.print(table)
+        print_table(table)
 
 
 @runs_app.command("handoff")
