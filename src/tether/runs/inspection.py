@@ -178,7 +178,7 @@ def suggest(run: Run, waits: list[Wait], stop: str | None) -> list[str]:
         elif wait.resume_at is None:
             commands.append(f"tether runs answer {wait.wait_id} --answer <json>")
     status = run.status
-    if status is RunStatus.RUNNING:
+    if status is RunStatus.RUNNING and stop != "cancel":
         commands.append(
             f"tether runs resume {run_id} {why}"
             if stop == "pause"
