@@ -42,6 +42,7 @@ class Permission(enum.StrEnum):
     RUNS_DECIDE = "runs.decide"
     """Decide an approval request (with the role the request names)."""
     RUNS_CONTROL = "runs.control"
+    """The runbook: pause, resume, cancel, retry, skip, complete and fork runs."""
     RUNS_SEND = "runs.send"
     """Send new input to a run's inbox."""
     RUNS_LIMITS = "runs.limits"
@@ -198,14 +199,23 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "runs.handoff_document": _P.RUNS_READ,
         "runs.answer": _P.RUNS_ANSWER,
         "runs.decide": _P.RUNS_DECIDE,
-        "runs.cancel": _P.RUNS_CONTROL,
-        "runs.resume": _P.RUNS_CONTROL,
         "runs.expire_waits": _P.MAINTENANCE,
         "runs.settle_children": _P.MAINTENANCE,
         "runs.stuck": _P.RUNS_READ,
         "runs.stuck_in": _P.MAINTENANCE,
         "runs.set_concurrency_limit": _P.RUNS_LIMITS,
         "runs.concurrency_limit": _P.RUNS_READ,
+        # app.runbook (an operator's actions on a run; reasons kept as notes)
+        "runbook.inspect": _P.RUNS_READ,
+        "runbook.plan_fork": _P.RUNS_READ,
+        "runbook.pause": _P.RUNS_CONTROL,
+        "runbook.resume": _P.RUNS_CONTROL,
+        "runbook.cancel": _P.RUNS_CONTROL,
+        "runbook.retry": _P.RUNS_CONTROL,
+        "runbook.retry_node": _P.RUNS_CONTROL,
+        "runbook.skip": _P.RUNS_CONTROL,
+        "runbook.complete": _P.RUNS_CONTROL,
+        "runbook.fork": _P.RUNS_CONTROL,
         # app.inbox, app.retention, app.housekeeping
         "inbox.send": _P.RUNS_SEND,
         "inbox.messages": _P.RUNS_READ,
@@ -360,8 +370,16 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "runs show": "runs.get",
         "runs timeline": "runs.events",
         "runs handoff": "runs.handoff_document",
-        "runs resume": "runs.resume",
-        "runs cancel": "runs.cancel",
+        "runs inspect": "runbook.inspect",
+        "runs checkpoints": "runs.checkpoints",
+        "runs pause": "runbook.pause",
+        "runs resume": "runbook.resume",
+        "runs cancel": "runbook.cancel",
+        "runs retry": "runbook.retry",
+        "runs retry-node": "runbook.retry_node",
+        "runs skip": "runbook.skip",
+        "runs complete": "runbook.complete",
+        "runs fork": "runbook.fork",
         "runs answer": "runs.answer",
         "runs send": "inbox.send",
         "runs inbox": "inbox.messages",

@@ -277,7 +277,8 @@ def test_a_failed_run_names_the_error_and_what_it_already_did(desk: CaseDesk) ->
     assert "The run failed:" in blocker and "the export of ledger is corrupt" in blocker
     next_action = desk.section(markdown, "Next action")
     assert f"`tether runs show {run_id}`" in next_action
-    assert "not undone" in next_action
+    assert f"`tether runs retry {run_id} --reason <why>`" in next_action
+    assert "not done again" in next_action
 
 
 def test_a_run_in_human_review_names_the_question_and_how_to_answer(desk: CaseDesk) -> None:
