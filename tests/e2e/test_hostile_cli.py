@@ -216,6 +216,7 @@ def arguments_for(path: tuple[str, ...], tmp_path: Path) -> list[str]:
     """The command with a plausible value for every required parameter."""
     values = {
         "budget": "100",
+        "checkpoint": "0",
         "days": "30",
         "role": "viewer",
         "scope": "user:u-1",
