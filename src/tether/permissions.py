@@ -80,6 +80,9 @@ class Permission(enum.StrEnum):
     SUBJECTS_ERASE = "subjects.erase"
     GLOBAL_MEMORY_WRITE = "global_memory.write"
     """Propose and approve global memory: platform administrators only."""
+    PLATFORM_RUNS = "platform.runs"
+    """List every tenant and the run rows of any tenant (status, workflow, node, error;
+    never a run's state, events or approvals): platform administrators only."""
     MAINTENANCE = "maintenance"
     """Done as the system by whoever holds the database and its key (migrations, workers,
     creating tenants, verifying every trail); no principal holds it."""
@@ -141,7 +144,9 @@ _OPERATE = frozenset(
         Permission.PRINCIPALS_READ,
     }
 )
-TENANT_PERMISSIONS = frozenset(Permission) - NO_PRINCIPAL - {Permission.GLOBAL_MEMORY_WRITE}
+PLATFORM_ONLY = frozenset({Permission.GLOBAL_MEMORY_WRITE, Permission.PLATFORM_RUNS})
+"""Permissions only platform administrators hold."""
+TENANT_PERMISSIONS = frozenset(Permission) - NO_PRINCIPAL - PLATFORM_ONLY
 """Everything a tenant's admin may do: every permission but the platform's."""
 
 ROLE_PERMISSIONS: MappingProxyType[Role, frozenset[Permission]] = MappingProxyType(
@@ -160,6 +165,7 @@ PLATFORM_PERMISSIONS: MappingProxyType[Role, frozenset[Permission]] = MappingPro
         Role.ADMIN: frozenset(
             {
                 Permission.GLOBAL_MEMORY_WRITE,
+                Permission.PLATFORM_RUNS,
                 Permission.MEMORY_READ,
                 Permission.MEMORY_PROPOSE,
                 Permission.MEMORY_APPROVE,
@@ -206,6 +212,9 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "runs.stuck_in": _P.MAINTENANCE,
         "runs.set_concurrency_limit": _P.RUNS_LIMITS,
         "runs.concurrency_limit": _P.RUNS_READ,
+        # app.platform (platform administrators)
+        "platform.tenants": _P.PLATFORM_RUNS,
+        "platform.runs": _P.PLATFORM_RUNS,
         # app.inbox, app.retention, app.housekeeping
         "inbox.send": _P.RUNS_SEND,
         "inbox.messages": _P.RUNS_READ,
@@ -256,6 +265,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.get": _P.MEMORY_READ,
         "memory.history": _P.MEMORY_READ,
         "memory.recall": _P.MEMORY_READ,
+        "memory.recalls": _P.AUDIT_READ,
         "memory.flush_access": _P.MAINTENANCE,
         # app.threads
         "threads.create": _P.THREADS_WRITE,
@@ -462,7 +472,7 @@ def require(principal: Principal, permission: Permission, *, what: str = "") -> 
     if allows(principal, permission):
         return
     holders = sorted(role.value for role, held in ROLE_PERMISSIONS.items() if permission in held)
-    if permission is Permission.GLOBAL_MEMORY_WRITE:
+    if permission in PLATFORM_ONLY:
         hint = "only a platform administrator (created with `tether platform add-admin`) may"
     elif holders:
         hint = f"it needs one of the roles {', '.join(holders)}; an admin can grant one with "

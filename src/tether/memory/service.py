@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from tether.ids import IdSource
+from tether.ids import IdSource, parse_id
 from tether.memory.ingest import GRACE, Ingest
 from tether.memory.models import (
     MemoryKind,
@@ -28,7 +28,7 @@ from tether.memory.models import (
     SourceType,
 )
 from tether.memory.policy import PolicyConfig
-from tether.memory.recall import Recall, RecallResult
+from tether.memory.recall import Recall, RecallLogEntry, RecallResult
 from tether.memory.subject import seen_by
 from tether.memory.text import scope_key
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
@@ -511,6 +511,22 @@ class Memory:
             hit.model_copy(update={"record": seen_by(principal, hit.record)}) for hit in result.hits
         ]
         return result.model_copy(update={"hits": hits})
+
+    def recalls(
+        self,
+        principal: Principal,
+        *,
+        actor: str | None = None,
+        memory_id: str | None = None,
+        limit: int = 100,
+    ) -> list[RecallLogEntry]:
+        """Who recalled what: the tenant's recall log, newest first; only ``actor``'s
+        recalls, or only those that returned ``memory_id``, when given. An audit read."""
+        authorize(principal, "memory.recalls")
+        wanted = str(parse_id(memory_id, what="memory id")) if memory_id is not None else None
+        return self._recall.log_entries(
+            principal.tenant_id, principal_id=actor, memory_id=wanted, limit=limit
+        )
 
     def flush_access(self) -> None:
         """Write the buffered recall log rows and access counts (recall does every

@@ -455,6 +455,28 @@ class MemoryOps(QueryTransaction):
                 [dict(values, at=self._ts_in(values["at"])) for values in recalls],
             )
 
+    def list_memory_recalls(
+        self, tenant_id: str, *, principal_id: str | None, memory_id: str | None, limit: int
+    ) -> list[MemoryRecallRow]:
+        params = {
+            "tenant_id": tenant_id,
+            "principal_id": principal_id,
+            "returned_pattern": canonical.dumps(memory_id) if memory_id is not None else None,
+            "limit": limit,
+        }
+        return [
+            MemoryRecallRow(
+                tenant_id=row["tenant_id"],
+                recall_id=row["recall_id"],
+                at=self._ts_out(row["at"]),
+                principal_id=row["principal_id"],
+                query_digest=row["query_digest"],
+                scopes=row["scopes"],
+                returned=row["returned"],
+            )
+            for row in self._fetch("list_memory_recalls", params)
+        ]
+
     def bump_memory_access(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
         when = self._ts_in(at)
         self._fetch_many(
