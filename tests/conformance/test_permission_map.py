@@ -420,11 +420,11 @@ CASES: list[Case] = [
     Case("memory.reembed", lambda a, w, t: a.memory.reembed(w)),
     Case("memory.get", lambda a, w, t: a.memory.get(w, t["memory"])),
     Case("memory.history", lambda a, w, t: a.memory.history(w, t["memory"])),
-    Case("memory.recalls", lambda a, w, t: a.memory.recalls(w, memory_id=t["memory"])),
     Case(
         "memory.recall",
         lambda a, w, t: a.memory.recall(w, "cargo bike", [(Scope.USER, "u-1")]).hits,
     ),
+    Case("memory.recalls", lambda a, w, t: a.memory.recalls(w, memory_id=t["memory"])),
     Case(
         "threads.create",
         lambda a, w, t: a.threads.create(w, "u-3", title="new"),

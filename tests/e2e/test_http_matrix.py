@@ -48,6 +48,8 @@ from tether.server.app import API_PREFIX, API_ROUTERS
 
 SHARED = "shared-bot"
 """A principal of both tenants, so a key for it can be made in either."""
+NEWCOMER = "http-newcomer"
+"""The principal an admin creates over HTTP."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ ENDPOINTS: list[Endpoint] = [
     E("POST", "/memory/proposals", "memory.propose", body=_proposal),
     E("POST", "/memory/recall", "memory.recall", body=_recall),
     E("GET", "/memory/pending", "memory.pending"),
+    E("GET", "/memory/recalls", "memory.recalls"),
     E("GET", "/memory/{memory_id}", "memory.get", {"memory_id": "memory"}),
     E("GET", "/memory/{memory_id}/history", "memory.history", {"memory_id": "memory"}),
     E(
@@ -189,6 +192,16 @@ ENDPOINTS: list[Endpoint] = [
         None,
         ("memory",),
         scope_rule("user", "forget"),
+    ),
+    E("POST", "/memory/{memory_id}/confirm", "memory.confirm", {"memory_id": "memory"}),
+    E(
+        "POST",
+        "/memory/{memory_id}/contradict",
+        "memory.contradict",
+        {"memory_id": "tenant_memory"},
+        None,
+        ("tenant_memory",),
+        scope_rule("tenant", "contradict"),
     ),
     E(
         "POST",
@@ -225,6 +238,14 @@ ENDPOINTS: list[Endpoint] = [
     E("GET", "/threads/{thread_id}/summaries", "threads.summaries", {"thread_id": "thread"}),
     E(
         "POST",
+        "/threads/{thread_id}/summaries",
+        "threads.summarize",
+        {"thread_id": "thread"},
+        lambda t: {"through_seq": 2},
+        ("thread",),
+    ),
+    E(
+        "POST",
         "/threads/{thread_id}/context",
         "context.build",
         {"thread_id": "thread"},
@@ -234,6 +255,14 @@ ENDPOINTS: list[Endpoint] = [
     E("GET", "/procedures/history", "procedures.history"),
     E("POST", "/procedures", "procedures.publish", body=lambda t: {"documents": PROCEDURES}),
     E("GET", "/audit", "audit.entries"),
+    E("GET", "/principals", "tenants.principals"),
+    E(
+        "PUT",
+        "/principals/{principal_id}",
+        "tenants.grant",
+        {"principal_id": "newcomer"},
+        lambda t: {"roles": ["viewer"]},
+    ),
     E(
         "POST",
         "/api-keys",
@@ -287,7 +316,7 @@ class Served:
     def targets(self, fresh: tuple[str, ...]) -> dict[str, str]:
         world = self.world
         if not fresh:
-            return world.shared
+            return {**world.shared, "newcomer": NEWCOMER}
         made: dict[str, Callable[[], str]] = {
             "run": world.run,
             "scheduled": world.scheduled,
@@ -296,10 +325,12 @@ class Served:
             "review": lambda: world.wait("human_review"),
             "approval": lambda: world.wait("approval"),
             "memory": world.memory,
+            "tenant_memory": lambda: world.memory(Scope.TENANT),
+            "thread": world.thread,
             "held": lambda: world.memory(Scope.TENANT, held=True),
             "api_key": world.api_key,
         }
-        return {**world.shared, **{name: made[name]() for name in fresh}}
+        return {**world.shared, "newcomer": NEWCOMER, **{name: made[name]() for name in fresh}}
 
     def call(self, endpoint: Endpoint, key: str | None, targets: dict[str, str]) -> Any:
         headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
@@ -412,7 +443,7 @@ def test_every_endpoint_refuses_a_missing_malformed_or_revoked_key(served: Serve
     wrong = []
     for endpoint in ENDPOINTS:
         for key in (None, "not-a-key", made.secret, made.secret[:-1] + "0"):
-            response = served.call(endpoint, key, served.world.shared)
+            response = served.call(endpoint, key, served.targets(()))
             problem = response.json() if response.status_code == 401 else {}
             if response.status_code != 401 or problem.get("code") != "unauthenticated":
                 wrong.append(f"{endpoint.label} with {key and key[:12]}: {response.status_code}")

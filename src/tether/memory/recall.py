@@ -65,19 +65,10 @@ class RecallHit(BaseModel):
     why: dict[str, float | str]
 
 
-class RecallResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    recall_id: str
-    hits: list[RecallHit]
-    filtered_out: dict[str, int]
-    lexical_only: bool
-
-
 class RecallLogEntry(BaseModel):
-    """One logged recall: who recalled, when, in which scopes and what came back. The
-    query is kept only as a digest and the scope ids only as keyed hashes, so the log
-    says who saw which memories without repeating what anyone asked about."""
+    """One recall as logged: who recalled, a digest of the query (never its text), the
+    scopes searched (as scope keys: a person's id appears only as a keyed hash) and the
+    memories returned."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -87,7 +78,26 @@ class RecallLogEntry(BaseModel):
     query_digest: str
     scopes: list[str]
     returned: list[str]
-    """The ids of the memories the recall returned, best first."""
+
+    @classmethod
+    def from_row(cls, row: MemoryRecallRow) -> RecallLogEntry:
+        return cls(
+            recall_id=row["recall_id"],
+            at=row["at"],
+            principal_id=row["principal_id"],
+            query_digest=row["query_digest"],
+            scopes=canonical.loads(row["scopes"]),
+            returned=canonical.loads(row["returned"]),
+        )
+
+
+class RecallResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    recall_id: str
+    hits: list[RecallHit]
+    filtered_out: dict[str, int]
+    lexical_only: bool
 
 
 def format_for_prompt(hits: Iterable[RecallHit]) -> str:
@@ -298,28 +308,6 @@ class Recall:
             )
         if due:
             self.flush()
-
-    def log_entries(
-        self, tenant_id: str, *, principal_id: str | None, memory_id: str | None, limit: int
-    ) -> list[RecallLogEntry]:
-        """The tenant's recall log newest first (what is buffered written first), all of it
-        or one principal's recalls, or those that returned ``memory_id``."""
-        self.flush()
-        with self._storage.transaction(tenant_id, write=False) as txn:
-            rows = txn.list_memory_recalls(
-                tenant_id, principal_id=principal_id, memory_id=memory_id, limit=limit
-            )
-        return [
-            RecallLogEntry(
-                recall_id=row["recall_id"],
-                at=row["at"],
-                principal_id=row["principal_id"],
-                query_digest=row["query_digest"],
-                scopes=canonical.loads(row["scopes"]),
-                returned=canonical.loads(row["returned"]),
-            )
-            for row in rows
-        ]
 
     def flush(self) -> None:
         """Write the buffered recall log rows and access counts, one transaction per tenant.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tether.audit.log import AuditLog
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from tether.ids import IdSource, parse_id
+from tether.ids import IdSource
 from tether.memory.ingest import GRACE, Ingest
 from tether.memory.models import (
     MemoryKind,
@@ -470,6 +470,24 @@ class Memory:
                 principal.tenant_id, record.scope.value, record.scope_id, record.fact_key
             )
 
+    def recalls(
+        self,
+        principal: Principal,
+        *,
+        memory_id: str | None = None,
+        recalled_by: str | None = None,
+        limit: int = 100,
+    ) -> list[RecallLogEntry]:
+        """Who recalled what, newest first: the recalls that returned ``memory_id``, or
+        those made by ``recalled_by`` (the buffered log is written first)."""
+        authorize(principal, "memory.recalls")
+        self._recall.flush()
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            rows = txn.list_memory_recalls(
+                principal.tenant_id, principal_id=recalled_by, memory_id=memory_id, limit=limit
+            )
+        return [RecallLogEntry.from_row(row) for row in rows]
+
     @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(
         self,
@@ -511,22 +529,6 @@ class Memory:
             hit.model_copy(update={"record": seen_by(principal, hit.record)}) for hit in result.hits
         ]
         return result.model_copy(update={"hits": hits})
-
-    def recalls(
-        self,
-        principal: Principal,
-        *,
-        actor: str | None = None,
-        memory_id: str | None = None,
-        limit: int = 100,
-    ) -> list[RecallLogEntry]:
-        """Who recalled what: the tenant's recall log, newest first; only ``actor``'s
-        recalls, or only those that returned ``memory_id``, when given. An audit read."""
-        authorize(principal, "memory.recalls")
-        wanted = str(parse_id(memory_id, what="memory id")) if memory_id is not None else None
-        return self._recall.log_entries(
-            principal.tenant_id, principal_id=actor, memory_id=wanted, limit=limit
-        )
 
     def flush_access(self) -> None:
         """Write the buffered recall log rows and access counts (recall does every

@@ -47,8 +47,11 @@ def get_approval(approval_id: str, app: TetherApp, caller: Caller) -> Wait:
     return wait
 
 
-def _decide(app: TetherApp, caller: Caller, approval_id: str, body: Decision, ok: bool) -> Run:
-    return app.runs.decide(caller, approval_id, approve=ok, comment=body.comment)
+def _decide(
+    app: TetherApp, caller: Caller, approval_id: str, body: Decision | None, ok: bool
+) -> Run:
+    comment = body.comment if body is not None else None
+    return app.runs.decide(caller, approval_id, approve=ok, comment=comment)
 
 
 @router.post(
@@ -57,7 +60,7 @@ def _decide(app: TetherApp, caller: Caller, approval_id: str, body: Decision, ok
     response_model=Run,
     responses=error_responses(409),
 )
-def approve(approval_id: str, body: Decision, app: TetherApp, caller: Caller) -> Run:
+def approve(approval_id: str, app: TetherApp, caller: Caller, body: Decision | None = None) -> Run:
     """Approve the request: the run resumes and the gated effect may do exactly the
     approved action. Needs the role the request names (approver by default), and never
     the principal that asked. A decided or expired request is a conflict."""
@@ -70,6 +73,6 @@ def approve(approval_id: str, body: Decision, app: TetherApp, caller: Caller) ->
     response_model=Run,
     responses=error_responses(409),
 )
-def reject(approval_id: str, body: Decision, app: TetherApp, caller: Caller) -> Run:
+def reject(approval_id: str, app: TetherApp, caller: Caller, body: Decision | None = None) -> Run:
     """Reject the request: the run resumes on its reject path. Same rules as approve."""
     return _decide(app, caller, approval_id, body, False)

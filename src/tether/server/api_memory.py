@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import InvalidInput
 from tether.memory.models import MemoryKind, MemoryProposal, MemoryRecord, PolicyDecision, Scope
-from tether.memory.recall import RecallResult
+from tether.memory.recall import RecallLogEntry, RecallResult
 from tether.server.auth import Caller, TetherApp
 from tether.server.pagination import Cursor, Limit, Page, paginate
 from tether.server.problems import COMMON_ERRORS, error_responses
@@ -103,6 +103,24 @@ def pending(
     return paginate(records, lambda record: record.memory_id, cursor=cursor, limit=limit)
 
 
+@router.get("/memory/recalls", summary="Who recalled what", response_model=list[RecallLogEntry])
+def recalls(
+    app: TetherApp,
+    caller: Caller,
+    memory_id: Annotated[
+        str | None, Query(max_length=64, description="Only recalls that returned this memory.")
+    ] = None,
+    recalled_by: Annotated[
+        str | None, Query(max_length=63, description="Only recalls by this principal.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Most recalls to list.")] = 100,
+) -> list[RecallLogEntry]:
+    """The recall log, newest first: who recalled, when, a digest of the query (never its
+    text), the scopes searched and the memories returned. Needs `audit.read` (approver,
+    operator, admin)."""
+    return app.memory.recalls(caller, memory_id=memory_id, recalled_by=recalled_by, limit=limit)
+
+
 @router.get("/memory/{memory_id}", summary="Get a memory", response_model=MemoryRecord)
 def get_memory(memory_id: MemoryId, app: TetherApp, caller: Caller) -> MemoryRecord:
     """One memory with its provenance (source, creator, approver), confidence, validity
@@ -145,6 +163,21 @@ def forget(memory_id: MemoryId, app: TetherApp, caller: Caller) -> MemoryRecord:
     """Hide the memory at once; it is deleted after the grace period. Needs
     `memory.forget` and the right to write in its scope."""
     return app.memory.forget(caller, memory_id)
+
+
+@router.post("/memory/{memory_id}/confirm", summary="Confirm a memory", response_model=MemoryRecord)
+def confirm(memory_id: MemoryId, app: TetherApp, caller: Caller) -> MemoryRecord:
+    """Feedback that the memory held: its confidence rises. Needs `memory.feedback`."""
+    return app.memory.confirm(caller, memory_id)
+
+
+@router.post(
+    "/memory/{memory_id}/contradict", summary="Contradict a memory", response_model=MemoryRecord
+)
+def contradict(memory_id: MemoryId, app: TetherApp, caller: Caller) -> MemoryRecord:
+    """Feedback that the memory did not hold: its confidence falls and recall ranks it
+    lower. Needs `memory.feedback` and the right to change a memory in its scope."""
+    return app.memory.contradict(caller, memory_id)
 
 
 @router.post(

@@ -245,11 +245,11 @@ def run_handoff_markdown(run_id: RunId, app: TetherApp, caller: Caller) -> Plain
     response_model=Run,
     responses=error_responses(409),
 )
-def cancel_run(run_id: RunId, body: Cancel, app: TetherApp, caller: Caller) -> Run:
+def cancel_run(run_id: RunId, app: TetherApp, caller: Caller, body: Cancel | None = None) -> Run:
     """Cancel a run: a waiting run at once, a running one at its next node or effect
     (`cancel_requested`). Completed effects are not undone. A finished run is a conflict.
     Needs `runs.control` (operator, admin)."""
-    return app.runs.cancel(caller, run_id, reason=body.reason)
+    return app.runs.cancel(caller, run_id, reason=body.reason if body is not None else "")
 
 
 @router.post(

@@ -33,6 +33,13 @@ class NewTurns(BaseModel):
     turns: list[NewTurn] = Field(min_length=1, max_length=500, description="Appended in order.")
 
 
+class Summarize(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    through_seq: int = Field(ge=1, le=2**62, description="The last turn the summary covers.")
+    max_tokens: int = Field(400, ge=16, le=8000, description="The summary's length at most.")
+
+
 class ContextRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -108,6 +115,20 @@ def list_summaries(thread_id: str, app: TetherApp, caller: Caller) -> list[Summa
     """The summaries stored beside the thread's turns, each with the range it covers.
     Needs `threads.read`."""
     return app.threads.summaries(caller, thread_id)
+
+
+@router.post(
+    "/threads/{thread_id}/summaries",
+    summary="Summarize a thread",
+    response_model=Summary | None,
+)
+def summarize(thread_id: str, body: Summarize, app: TetherApp, caller: Caller) -> Summary | None:
+    """Summarize the turns after the latest summary up to `through_seq` and store the
+    summary beside them (the turns stay); null when there is nothing new to summarize.
+    Needs `threads.write`."""
+    return app.threads.summarize(
+        caller, thread_id, through_seq=body.through_seq, max_tokens=body.max_tokens
+    )
 
 
 @router.post(

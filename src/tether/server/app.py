@@ -23,6 +23,7 @@ from tether.server import (
     api_audit,
     api_keys,
     api_memory,
+    api_principals,
     api_procedures,
     api_runs,
     api_threads,
@@ -39,6 +40,7 @@ API_ROUTERS = (
     api_threads.router,
     api_procedures.router,
     api_audit.router,
+    api_principals.router,
     api_keys.router,
 )
 """Every router of the HTTP API, mounted under :data:`API_PREFIX`."""
@@ -89,6 +91,7 @@ def create_app(
             {"name": "threads", "description": "Conversation threads and built contexts."},
             {"name": "procedures", "description": "Published skills and policies."},
             {"name": "audit", "description": "The tenant's audit trail."},
+            {"name": "principals", "description": "The tenant's principals and roles."},
             {"name": "api-keys", "description": "The tenant's API keys."},
             {"name": "operations", "description": "Health, readiness and metrics."},
         ],

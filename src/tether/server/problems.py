@@ -124,6 +124,8 @@ def install_problem_handlers(api: FastAPI) -> None:
 
     @api.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, errors.TetherError):  # raised while the body was read
+            return await tether_error(request, exc.__cause__)
         if exc.status_code == 400:  # a body that is not JSON: bad input like any other
             return problem_response(422, errors.InvalidInput.code, "the body is not valid JSON")
         code = _HTTP_CODES.get(exc.status_code, "http_error")

@@ -461,7 +461,7 @@ class MemoryOps(QueryTransaction):
         params = {
             "tenant_id": tenant_id,
             "principal_id": principal_id,
-            "returned_pattern": canonical.dumps(memory_id) if memory_id is not None else None,
+            "returned_like": f'%"{memory_id}"%' if memory_id is not None else None,
             "limit": limit,
         }
         return [

@@ -65,7 +65,7 @@ def audit_page(
     recalls = None
     if not run:
         recalls = site.app.memory.recalls(
-            session.principal, actor=principal or None, memory_id=memory or None, limit=PAGE
+            session.principal, recalled_by=principal or None, memory_id=memory or None, limit=PAGE
         )
     return show(
         site,

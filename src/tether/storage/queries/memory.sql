@@ -66,18 +66,6 @@ WHERE tenant_id = :tenant_id
 INSERT INTO memory_recalls (tenant_id, recall_id, at, principal_id, query_digest, scopes, returned)
 VALUES (:tenant_id, :recall_id, :at, :principal_id, :query_digest, :scopes, :returned);
 
--- name: list_memory_recalls
--- The recall log newest first: who recalled, when, in which scopes (keyed hashes) and which
--- memories came back; optionally one principal's recalls, or those that returned a memory
--- (:returned_pattern is the memory id as a JSON string).
-SELECT * FROM memory_recalls
-WHERE tenant_id = :tenant_id
-  AND (CAST(:principal_id AS TEXT) IS NULL OR principal_id = :principal_id)
-  AND (CAST(:returned_pattern AS TEXT) IS NULL
-       OR returned LIKE '%' || :returned_pattern || '%')
-ORDER BY at DESC, recall_id DESC
-LIMIT :limit;
-
 -- name: bump_memory_access
 UPDATE memories SET access_count = access_count + :hits, last_access = :at
 WHERE tenant_id = :tenant_id AND memory_id = :memory_id;

@@ -115,3 +115,13 @@ ORDER BY created_at, memory_id;
 -- name: scope_vector_versions
 SELECT scope_token, version FROM memory_scope_versions
 WHERE tenant_id = %(tenant_id)s AND scope_token = ANY(%(scopes)s::text[]);
+
+-- name: list_memory_recalls
+-- The recall log, newest first: by whom, or which returned a memory (ids are quoted in
+-- the canonical JSON list, so the LIKE pattern matches one whole id).
+SELECT * FROM memory_recalls
+WHERE tenant_id = %(tenant_id)s
+  AND (%(principal_id)s::text IS NULL OR principal_id = %(principal_id)s::text)
+  AND (%(returned_like)s::text IS NULL OR returned LIKE %(returned_like)s::text)
+ORDER BY at DESC, recall_id DESC
+LIMIT %(limit)s;

@@ -87,3 +87,13 @@ ORDER BY created_at, memory_id;
 -- name: scope_vector_versions
 SELECT scope_token, version FROM memory_scope_versions
 WHERE tenant_id = :tenant_id AND scope_token IN (SELECT value FROM json_each(:scopes));
+
+-- name: list_memory_recalls
+-- The recall log, newest first: by whom, or which returned a memory (ids are quoted in
+-- the canonical JSON list, so the LIKE pattern matches one whole id).
+SELECT * FROM memory_recalls
+WHERE tenant_id = :tenant_id
+  AND (:principal_id IS NULL OR principal_id = :principal_id)
+  AND (:returned_like IS NULL OR returned LIKE :returned_like)
+ORDER BY at DESC, recall_id DESC
+LIMIT :limit;
