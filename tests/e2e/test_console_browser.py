@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.conftest import running_in_ci
 from tests.e2e.console_support import HOSTILE, Served, seed, serve, wait_until, worker
 from tether.principals import Principal
+from tether.server.console.render import CSP
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium (never a browser build downloaded by Playwright)."""
@@ -437,3 +439,27 @@ def test_a_platform_administrator_picks_a_tenant(
     assert root.page.locator("table.runs a").count() == 0
     root.check()
     root.shot("platform-runs")
+
+
+def test_an_unexpected_failure_is_a_page_and_the_connection_goes_on(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in a page answers 500 with the console's headers, names nothing of the
+    failure, and the next request on the same connection is served."""
+    from tether.server.console import runs as run_pages
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("a secret detail")
+
+    monkeypatch.setattr(run_pages, "checkpoint_views", broken)
+    with httpx.Client(base_url=served.base) as client:
+        login = client.get("/console/login")
+        token = re.search(r'name="csrf" value="([0-9a-f]{64})"', login.text)
+        assert token is not None
+        client.post(
+            "/console/login", data={"csrf": token.group(1), "api_key": served.seeded.keys["sam"]}
+        )
+        failed = client.get(f"/console/runs/{served.seeded.claims['C-1']}")
+        assert failed.status_code == 500 and "secret detail" not in failed.text
+        assert failed.headers["content-security-policy"] == CSP
+        assert client.get("/console/runs").status_code == 200

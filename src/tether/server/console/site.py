@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tether import errors
 from tether.app import Tether
@@ -212,18 +213,6 @@ def _add_error_pages(site: FastAPI) -> None:
             page_context(session_of(request)),
         )
 
-    @site.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
-        return error_page(
-            console_of(request).templates,
-            request,
-            500,
-            "unexpected error",
-            "the console failed unexpectedly; see the server's log",
-            page_context(session_of(request)),
-        )
-
     @site.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         return error_page(
@@ -234,6 +223,43 @@ def _add_error_pages(site: FastAPI) -> None:
             str(exc.detail),
             page_context(session_of(request)),
         )
+
+
+class UnexpectedErrors:
+    """ASGI middleware: an unexpected exception becomes a 500 page (logged by type only,
+    as every server error is), answered here so the connection stays usable and the
+    security headers still apply."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started:
+                raise
+            request = Request(scope)
+            log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
+            response = error_page(
+                console_of(request).templates,
+                request,
+                500,
+                "unexpected error",
+                "the console failed unexpectedly; see the server's log",
+                page_context(getattr(request.state, "session", None)),
+            )
+            await response(scope, receive, send)
 
 
 def create_console(app: Tether, workflows: WorkflowRegistry | None = None) -> FastAPI:
@@ -250,6 +276,7 @@ def create_console(app: Tether, workflows: WorkflowRegistry | None = None) -> Fa
         templates=make_environment(),
         workflows=workflows or WorkflowRegistry(),
     )
+    site.add_middleware(UnexpectedErrors)
     site.add_middleware(SecurityHeaders)
     _add_auth_routes(site)
     _add_error_pages(site)
