@@ -45,14 +45,20 @@ SECTIONS: list[tuple[str, type[BaseModel], str]] = [
 def render() -> str:
     parts = [BEGIN, ""]
     for title, model, blurb in SECTIONS:
-        schema = model.model_json_schema()
-        parts += [f"### {title}", "", blurb, "", "| field | type | notes |", "|---|---|---|"]
-        defs = schema.get("$defs", {})
-        for name, prop in schema.get("properties", {}).items():
-            parts.append(f"| `{name}` | {type_of(prop, defs)} | {prop.get('description', '')} |")
-        parts.append("")
+        parts += [f"### {title}", "", blurb, "", *model_table(model), ""]
     parts.append(END)
     return "\n".join(parts)
+
+
+def model_table(model: type[BaseModel]) -> list[str]:
+    """A Markdown table of the model's fields (name, type, description), from its JSON
+    schema."""
+    schema = model.model_json_schema()
+    rows = ["| field | type | notes |", "|---|---|---|"]
+    defs = schema.get("$defs", {})
+    for name, prop in schema.get("properties", {}).items():
+        rows.append(f"| `{name}` | {type_of(prop, defs)} | {prop.get('description', '')} |")
+    return rows
 
 
 def type_of(prop: dict[str, object], defs: dict[str, dict[str, object]]) -> str:

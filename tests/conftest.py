@@ -69,6 +69,7 @@ OPTIONAL_EXTRAS = {
     "redis": "redis",
     "cryptography": "server",
     "playwright": "dev",
+    "mcp": "mcp",
 }
 """Top-level packages of the optional extras, and the extra that installs each."""
 

@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support import PostgresServer, RawConnection, TestDatabase
-from tether import Tether
+from tether import FakeClock, Tether
+from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
+    MemoryRecord,
+    MemoryStatus,
     PolicyDecision,
     Scope,
+    Sensitivity,
     SourceType,
 )
 from tether.principals import Principal
@@ -73,6 +77,53 @@ def propose(
     }
     values.update(fields)
     return app.memory.propose(principal, MemoryProposal(**values))
+
+
+@contextmanager
+def opened(backend: TestDatabase, embedder: str) -> Iterator[Tether]:
+    """An application on ``backend`` with the hashing test embedder (``"hashing"``) or
+    none (``"none"``: lexical recall only), on a fake clock."""
+    hashing = HashingEmbedder() if embedder == "hashing" else None
+    settings = backend.settings() if hashing else backend.settings(embedder="none")
+    with Tether.open(settings, clock=FakeClock(), embedder=hashing) as app:
+        yield app
+
+
+def stored_record(**fields: Any) -> MemoryRecord:
+    """An active fact of user u-1 as storage holds it, made directly (not by the policy);
+    ``fields`` replace any of its values."""
+    now = FakeClock().now()
+    values: dict[str, Any] = {
+        "tenant_id": "acme",
+        "memory_id": "0195a3b2-0000-7000-8000-00000000000a",
+        "scope": Scope.USER,
+        "scope_id": "u-1",
+        "subjects": [],
+        "kind": MemoryKind.FACT,
+        "fact_key": None,
+        "text": "The claimant owns a cargo bike",
+        "tags": [],
+        "source_type": SourceType.USER_MESSAGE,
+        "source_ref": None,
+        "source_version": None,
+        "created_by": "assistant",
+        "approved_by": None,
+        "confidence": 0.8,
+        "sensitivity": Sensitivity.INTERNAL,
+        "valid_from": now,
+        "valid_to": None,
+        "created_at": now,
+        "updated_at": now,
+        "expires_at": None,
+        "supersedes": None,
+        "superseded_by": None,
+        "superseded_at": None,
+        "access_count": 0,
+        "last_access": None,
+        "status": MemoryStatus.ACTIVE,
+        "purge_after": None,
+    }
+    return MemoryRecord(**(values | fields))
 
 
 def scope_key(scope: Scope, scope_id: str) -> str:

@@ -56,6 +56,10 @@ class CaseService:
             "'claimant-88', 4200, 'case-agent')"
         )
         self._db.execute(
+            "INSERT OR REPLACE INTO cases VALUES ('C-1002', 'Storm damage to a roof', 'open', "
+            "'claimant-91', 3100, 'case-agent')"
+        )
+        self._db.execute(
             "INSERT OR REPLACE INTO policies VALUES ('household-claims', 3, "
             "'Claims over 2,000 need a supporting report and supervisor approval.')"
         )
@@ -96,6 +100,12 @@ class CaseService:
         self._db.execute("COMMIT")
         self._maybe_pause("add_note")
         return self.find_note(key) or {}
+
+    def notes(self, case_id: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT text FROM notes WHERE case_id = ? ORDER BY note_id", (case_id,)
+        ).fetchall()
+        return [row[0] for row in rows]
 
     def find_note(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute(

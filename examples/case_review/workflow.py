@@ -2,7 +2,9 @@
 
 load_case -> retrieve_policy -> check_evidence (asks the user if the report is missing)
 -> draft_recommendation (a journaled model call) -> create_case_note (a side effect)
--> request_approval (a supervisor decides) -> finalise (revalidated, approval-gated).
+-> request_approval (a supervisor decides) -> finalise (revalidated, approval-gated);
+on a rejection request_approval -> record_rejection (a case note says who rejected it and
+why; the case stays open and nothing is finalised).
 """
 
 from __future__ import annotations
@@ -95,15 +97,21 @@ def draft_recommendation(ctx: RunContext, state: CaseReview) -> str:
     return "create_case_note"
 
 
-@case_review.node
-def create_case_note(ctx: RunContext, state: CaseReview) -> str:
-    text = state.recommendation or ""
-    state.note = ctx.effect(
-        "create_case_note",
-        lambda key: service().add_note(state.case_id, text, key),
-        request={"case_id": state.case_id, "text": text},
+def add_note(ctx: RunContext, name: str, case_id: str, text: str) -> dict[str, Any]:
+    """A case note as a keyed effect: after a crash the note is found by its key, not
+    created again."""
+    note: dict[str, Any] = ctx.effect(
+        name,
+        lambda key: service().add_note(case_id, text, key),
+        request={"case_id": case_id, "text": text},
         reconcile=lambda key: service().find_note(key) or NOT_APPLIED,
     )
+    return note
+
+
+@case_review.node
+def create_case_note(ctx: RunContext, state: CaseReview) -> str:
+    state.note = add_note(ctx, "create_case_note", state.case_id, state.recommendation or "")
     return "request_approval"
 
 
@@ -122,14 +130,25 @@ def request_approval(ctx: RunContext, state: CaseReview) -> str:
         risk="high",
         alternatives=["request an independent assessment", "reject the claim"],
         on_approve="the claim is approved and the case closed as decided",
-        on_reject="the case stays open for manual handling",
+        on_reject="a case note records the rejection and the case stays open for manual handling",
         approver_role="approver",
     )
     state.approval = decision.model_dump(mode="json")
-    if not decision.approved:
-        state.outcome = "rejected by supervisor"
-        return END
-    return "finalise"
+    return "finalise" if decision.approved else "record_rejection"
+
+
+@case_review.node
+def record_rejection(ctx: RunContext, state: CaseReview) -> str:
+    decision = ApprovalDecision.model_validate(state.approval)
+    add_note(
+        ctx,
+        "record_rejection",
+        state.case_id,
+        f"Recommendation rejected by {decision.decided_by}: {decision.comment or 'no comment'}. "
+        "The case stays open for manual handling.",
+    )
+    state.outcome = "rejected by supervisor; left open for manual handling"
+    return END
 
 
 @case_review.node(retry=RetryPolicy(max_attempts=2, backoff_s=0.2))

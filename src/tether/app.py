@@ -22,6 +22,7 @@ from tether.runs.engine import Executor
 from tether.runs.inbox import Inbox
 from tether.runs.platform import PlatformRuns
 from tether.runs.retention import RunRetention
+from tether.runs.runbook import Runbook
 from tether.runs.service import Runs
 from tether.runs.workflow import WorkflowRegistry
 from tether.storage import open_storage
@@ -74,6 +75,7 @@ class Tether:
         self.platform = PlatformRuns(storage)
         self.inbox = Inbox(storage, self.clock, self.ids, self.audit)
         self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
+        self.runbook = Runbook(storage, self.clock, self.ids, self.audit, self.notes)
         self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
         self.procedures = Procedures(storage, self.clock, self.audit)

@@ -1,6 +1,6 @@
 """One permission map: what each role may do, and what each operation needs.
 
-Every surface (the Python API, the CLI, the HTTP API, and the MCP server to come) asks
+Every surface (the Python API, the CLI, the HTTP API and the MCP server) asks
 this module, so a role means the same everywhere:
 
 - :data:`ROLE_PERMISSIONS`: the permissions each role holds (``admin`` holds every tenant
@@ -17,7 +17,8 @@ created only by Tether's setup (``tether platform add-admin``), never by a tenan
 Answers to a run's waits depend on the wait (:func:`check_wait_answer`): a clarification
 is answered by its addressee or an operator; a ``human_review`` or "did this effect
 happen?" review only by an operator or approver who is not an agent and did not start the
-run. ``docs/permissions.md`` shows the map as tables (a test keeps it in step).
+run. ``docs/permissions.md`` shows the map as tables (:mod:`tether.permissions_doc`; a test
+keeps it in step).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Permission(enum.StrEnum):
     RUNS_DECIDE = "runs.decide"
     """Decide an approval request (with the role the request names)."""
     RUNS_CONTROL = "runs.control"
+    """The runbook: pause, resume, cancel, retry, skip, complete and fork runs."""
     RUNS_SEND = "runs.send"
     """Send new input to a run's inbox."""
     RUNS_LIMITS = "runs.limits"
@@ -204,8 +206,6 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "runs.handoff_document": _P.RUNS_READ,
         "runs.answer": _P.RUNS_ANSWER,
         "runs.decide": _P.RUNS_DECIDE,
-        "runs.cancel": _P.RUNS_CONTROL,
-        "runs.resume": _P.RUNS_CONTROL,
         "runs.expire_waits": _P.MAINTENANCE,
         "runs.settle_children": _P.MAINTENANCE,
         "runs.stuck": _P.RUNS_READ,
@@ -215,6 +215,17 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         # app.platform (platform administrators)
         "platform.tenants": _P.PLATFORM_RUNS,
         "platform.runs": _P.PLATFORM_RUNS,
+        # app.runbook (an operator's actions on a run; reasons kept as notes)
+        "runbook.inspect": _P.RUNS_READ,
+        "runbook.plan_fork": _P.RUNS_READ,
+        "runbook.pause": _P.RUNS_CONTROL,
+        "runbook.resume": _P.RUNS_CONTROL,
+        "runbook.cancel": _P.RUNS_CONTROL,
+        "runbook.retry": _P.RUNS_CONTROL,
+        "runbook.retry_node": _P.RUNS_CONTROL,
+        "runbook.skip": _P.RUNS_CONTROL,
+        "runbook.complete": _P.RUNS_CONTROL,
+        "runbook.fork": _P.RUNS_CONTROL,
         # app.inbox, app.retention, app.housekeeping
         "inbox.send": _P.RUNS_SEND,
         "inbox.messages": _P.RUNS_READ,
@@ -264,6 +275,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.reembed": _P.MEMORY_MAINTAIN,
         "memory.get": _P.MEMORY_READ,
         "memory.history": _P.MEMORY_READ,
+        "memory.in_scopes": _P.MEMORY_READ,
         "memory.recall": _P.MEMORY_READ,
         "memory.recalls": _P.AUDIT_READ,
         "memory.flush_access": _P.MAINTENANCE,
@@ -368,8 +380,16 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "runs show": "runs.get",
         "runs timeline": "runs.events",
         "runs handoff": "runs.handoff_document",
-        "runs resume": "runs.resume",
-        "runs cancel": "runs.cancel",
+        "runs inspect": "runbook.inspect",
+        "runs checkpoints": "runs.checkpoints",
+        "runs pause": "runbook.pause",
+        "runs resume": "runbook.resume",
+        "runs cancel": "runbook.cancel",
+        "runs retry": "runbook.retry",
+        "runs retry-node": "runbook.retry_node",
+        "runs skip": "runbook.skip",
+        "runs complete": "runbook.complete",
+        "runs fork": "runbook.fork",
         "runs answer": "runs.answer",
         "runs send": "inbox.send",
         "runs inbox": "inbox.messages",
@@ -406,6 +426,7 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "memory erase": "subjects.erase",
         "memory retention": "memory.retention_cycle",
         "memory reembed": "memory.reembed",
+        "mcp": "memory.recall",
         "procedures check": "procedures.check",
         "procedures publish": "procedures.publish",
         "procedures show": "procedures.current",
@@ -566,24 +587,3 @@ def check_memory_change(principal: Principal, scope: str, *, what: str) -> None:
         f"principal {principal.principal_id!r} may not {what} a {scope} memory: writing one "
         f"would be {verdict} ({reason}), so changing one needs {needs}"
     )
-
-
-def markdown_tables() -> str:
-    """The map as Markdown tables (``docs/permissions.md`` holds this text; a test keeps
-    the two equal)."""
-    roles = [Role.VIEWER, Role.AGENT, Role.APPROVER, Role.OPERATOR, Role.ADMIN]
-    lines = ["| permission | " + " | ".join(r.value for r in roles) + " | platform admin |"]
-    lines.append("|---" * (len(roles) + 2) + "|")
-    for permission in Permission:
-        if permission in NO_PRINCIPAL:
-            continue
-        cells = ["yes" if permission in ROLE_PERMISSIONS[r] else "" for r in roles]
-        cells.append("yes" if permission in PLATFORM_PERMISSIONS[Role.ADMIN] else "")
-        lines.append(f"| `{permission.value}` | " + " | ".join(cells) + " |")
-    lines += ["", "| operation | permission |", "|---|---|"]
-    lines += [f"| `app.{op}` | `{perm.value}` |" for op, perm in OPERATIONS.items()]
-    lines += ["", "| command | operation | permission |", "|---|---|---|"]
-    for command, operation in CLI_COMMANDS.items():
-        shown = "—" if operation == "maintenance" else f"`app.{operation}`"
-        lines.append(f"| `tether {command}` | {shown} | `{command_permission(command).value}` |")
-    return "\n".join(lines) + "\n"

@@ -162,12 +162,18 @@ def test_the_structured_handoff_matches_the_markdown(desk: CaseDesk) -> None:
     assert document.model_dump(mode="json")["status"] == "waiting_for_approval"
 
 
-def test_a_completed_case_review(desk: CaseDesk) -> None:
+def decided_case_review(desk: CaseDesk, *, approve: bool, comment: str) -> tuple[str, str]:
+    """The case review run past its approval, decided as given; its run and approval ids."""
     run_id = case_review_at_approval(desk)
     approval = desk.app.runs.get(desk.operator, run_id).wait_id
     assert approval is not None
-    desk.app.runs.decide(desk.approver, approval, approve=True, comment="report checked")
+    desk.app.runs.decide(desk.approver, approval, approve=approve, comment=comment)
     desk.execute(case_workflow.registry, run_id)
+    return run_id, approval
+
+
+def test_a_completed_case_review(desk: CaseDesk) -> None:
+    run_id, approval = decided_case_review(desk, approve=True, comment="report checked")
     assert desk.app.runs.get(desk.operator, run_id).status is RunStatus.COMPLETED
     keys = {
         entry.name: entry.idempotency_key
@@ -193,6 +199,31 @@ def test_a_completed_case_review(desk: CaseDesk) -> None:
     assert f"Approval `{approval}` (Approve claim C-1001) approved by `sam`" in context
     assert "report checked" in context
     assert "`outcome`: approved and finalised" in context
+
+
+def test_a_rejected_case_review_takes_the_reject_path(desk: CaseDesk) -> None:
+    run_id, approval = decided_case_review(desk, approve=False, comment="the report is unsigned")
+
+    run = desk.app.runs.get(desk.operator, run_id)
+    events = desk.app.runs.events(desk.operator, run_id)
+    completed = [e.node for e in events if e.type == "node.completed"]
+    assert run.status is RunStatus.COMPLETED
+    assert completed[-2:] == ["request_approval", "record_rejection"]
+    assert "finalise" not in completed
+    assert "wait.rejected" in [e.type for e in events]
+    effects = [
+        e.name for e in desk.app.runs.journal(desk.operator, run_id) if e.kind.value == "effect"
+    ]
+    assert effects == ["create_case_note", "record_rejection"]
+    assert desk.service.get_case("C-1001")["status"] == "open"
+    assert desk.service.notes("C-1001")[-1] == (
+        "Recommendation rejected by sam: the report is unsigned. "
+        "The case stays open for manual handling."
+    )
+    state = desk.app.runs.state(desk.operator, run_id)
+    assert state["outcome"] == "rejected by supervisor; left open for manual handling"
+    context = desk.section(desk.app.runs.handoff(desk.operator, run_id), "Context")
+    assert f"Approval `{approval}` (Approve claim C-1001) rejected by `sam`" in context
 
 
 class Job(BaseModel):
@@ -246,7 +277,8 @@ def test_a_failed_run_names_the_error_and_what_it_already_did(desk: CaseDesk) ->
     assert "The run failed:" in blocker and "the export of ledger is corrupt" in blocker
     next_action = desk.section(markdown, "Next action")
     assert f"`tether runs show {run_id}`" in next_action
-    assert "not undone" in next_action
+    assert f"`tether runs retry {run_id} --reason <why>`" in next_action
+    assert "not done again" in next_action
 
 
 def test_a_run_in_human_review_names_the_question_and_how_to_answer(desk: CaseDesk) -> None:

@@ -159,6 +159,27 @@ def test_forget_hides_at_once_and_the_retention_cycle_purges_after_grace(world: 
         world.app.memory.get(agent, str(decision.memory_id))
 
 
+def test_a_fact_expires_after_its_kinds_retention_and_is_purged_after_grace(
+    world: World,
+) -> None:
+    decision = world.propose("The claimant's roof was re-tiled in 2019")
+    agent, operator = world.who("agent"), world.who("olga")
+    record = world.app.memory.get(agent, str(decision.memory_id))
+    assert decision.retention_days == 365
+    assert record.expires_at == record.created_at + timedelta(days=365)
+    world.clock.advance(timedelta(days=364))
+    assert world.app.memory.retention_cycle(operator).get("expired", 0) == 0
+    world.clock.advance(timedelta(days=2))
+
+    assert world.app.memory.retention_cycle(operator)["expired"] == 1
+    assert world.app.memory.get(agent, str(decision.memory_id)).status is MemoryStatus.EXPIRED
+    assert world.app.memory.recall(agent, "roof re-tiled", [(Scope.USER, "u-1")]).hits == []
+    world.clock.advance(timedelta(days=8))
+    assert world.app.memory.retention_cycle(operator)["purged"] == 1
+    with pytest.raises(NotFound):
+        world.app.memory.get(agent, str(decision.memory_id))
+
+
 def test_legal_hold_blocks_purge_and_erasure(world: World) -> None:
     decision = world.propose("The claimant keeps receipts in a blue folder")
     world.app.memory.place_hold(world.who("alice"), Scope.USER, "u-1", "litigation L-7")

@@ -134,6 +134,28 @@ def test_global_records_are_stored_under_the_reserved_tenant_and_name_no_writer(
         world.app.memory.get(world.who("alice", "acme"), rule)
 
 
+def test_listing_scopes_shows_active_memories_and_global_ones_as_recall_does(
+    world: World,
+) -> None:
+    rule = world.publish("Refund requests above 500 euro need two approvers", subjects=("u-7",))
+    agent = world.who("agent", "acme")
+    kept = world.propose(agent, "The acme refund desk closes at noon", (Scope.USER, "u-1"))
+    gone = world.propose(agent, "The acme refund desk is in room 4", (Scope.USER, "u-1"))
+    world.app.memory.forget(agent, gone)
+    held = world.propose(agent, "The refund desk moved to Lyon", (Scope.TENANT, "acme"))
+    assert world.app.memory.get(agent, held).status is MemoryStatus.PENDING
+    world.propose(world.who("agent", "globex"), "The globex desk opens late", (Scope.USER, "u-1"))
+
+    listed = world.app.memory.in_scopes(
+        agent, [(Scope.USER, "u-1"), (Scope.TENANT, "acme"), GLOBAL]
+    )
+
+    assert [record.memory_id for record in listed] == [rule, kept]
+    assert (listed[0].created_by, listed[0].subjects) == ("platform", [])
+    with pytest.raises(TetherError, match="name at least one scope"):
+        world.app.memory.in_scopes(agent, [])
+
+
 @pytest.mark.parametrize("name", ["alice", "olga", "agent"])
 def test_no_tenant_principal_writes_global_memory_not_even_its_admin(
     world: World, name: str

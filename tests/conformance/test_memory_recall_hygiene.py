@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.memory_support import opened
 from tests.support import TestDatabase
-from tether import FakeClock, Tether
-from tether.memory.embeddings import HashingEmbedder
+from tether import Tether
 from tether.memory.models import MemoryProposal, Scope, SourceType
 from tether.memory.policy import PolicyConfig
 from tether.principals import Principal
@@ -52,9 +52,7 @@ class World:
 
 @pytest.fixture(params=["hashing", "none"])
 def world(backend: TestDatabase, request: pytest.FixtureRequest) -> Iterator[World]:
-    embedder = HashingEmbedder() if request.param == "hashing" else None
-    settings = backend.settings() if embedder else backend.settings(embedder="none")
-    with Tether.open(settings, clock=FakeClock(), embedder=embedder) as app:
+    with opened(backend, request.param) as app:
         yield World(app)
 
 

@@ -55,7 +55,7 @@ from tether.runs import END, RunContext, Workflow, WorkflowRegistry
 from tether.runs.listing import RunQuery
 from tether.threads import NewTurn
 
-SERVICES = ("runs", "memory", "threads", "working", "procedures", "audit", "tenants")
+SERVICES = ("runs", "runbook", "memory", "threads", "working", "procedures", "audit", "tenants")
 SERVICES += ("subjects", "context")
 HOOKS = "http://127.0.0.1:9/"
 OWN, OTHER = "acme", "globex"
@@ -96,6 +96,7 @@ def asking() -> Workflow[Ask]:
 
 REGISTRY = WorkflowRegistry(asking())
 MATRIX_WORKFLOWS = f"{__name__}:REGISTRY"
+COMPLETE_ARGS = ("--workflows", MATRIX_WORKFLOWS)
 
 
 class World:
@@ -141,6 +142,12 @@ class World:
         )
         self.worker.execute(OWN, run.run_id)
         return run.run_id
+
+    def cancelled(self) -> str:
+        """A cancelled run, which an operator may retry."""
+        run_id = self.run()
+        self.app.runbook.cancel(self.admin, run_id, reason="made to be retried")
+        return run_id
 
     def memory(self, scope: Scope = Scope.USER, *, held: bool = False) -> str:
         proposer = self.who[(OWN, Role.AGENT)] if held else self.admin
@@ -209,6 +216,7 @@ class World:
             "tenant_memory": self.memory(Scope.TENANT),
             "held": self.memory(Scope.TENANT, held=True),
             "scheduled": self.scheduled(),
+            "cancelled": self.cancelled(),
             "thread": self.thread(),
             "session": self.session(),
             "turn": self.turn,
@@ -324,8 +332,43 @@ CASES: list[Case] = [
         ("approval",),
         approval_rule,
     ),
-    Case("runs.cancel", lambda a, w, t: a.runs.cancel(w, t["run"]), ("run",)),
-    Case("runs.resume", lambda a, w, t: a.runs.resume(w, t["scheduled"]), ("scheduled",)),
+    Case("runbook.inspect", lambda a, w, t: a.runbook.inspect(w, t["run"])),
+    Case("runbook.plan_fork", lambda a, w, t: a.runbook.plan_fork(w, t["run"], checkpoint=0)),
+    Case("runbook.pause", lambda a, w, t: a.runbook.pause(w, t["run"], reason="r"), ("run",)),
+    Case(
+        "runbook.resume",
+        lambda a, w, t: a.runbook.resume(w, t["scheduled"], reason="r"),
+        ("scheduled",),
+    ),
+    Case("runbook.cancel", lambda a, w, t: a.runbook.cancel(w, t["run"], reason="r"), ("run",)),
+    Case(
+        "runbook.retry",
+        lambda a, w, t: a.runbook.retry(w, t["cancelled"], reason="r"),
+        ("cancelled",),
+    ),
+    Case(
+        "runbook.retry_node",
+        lambda a, w, t: a.runbook.retry_node(w, t["run"], reason="r"),
+        ("run",),
+    ),
+    Case(
+        "runbook.skip",
+        lambda a, w, t: a.runbook.skip(
+            w, t["run"], next_node="ask", reason="r", workflows=REGISTRY
+        ),
+        ("run",),
+    ),
+    Case(
+        "runbook.complete",
+        lambda a, w, t: a.runbook.complete(
+            w, t["run"], output={"answer": "by hand"}, reason="r", workflows=REGISTRY
+        ),
+        ("run",),
+    ),
+    Case(
+        "runbook.fork",
+        lambda a, w, t: a.runbook.fork(w, t["run"], checkpoint=0, reason="r", workflows=REGISTRY),
+    ),
     Case("runs.set_concurrency_limit", lambda a, w, t: a.runs.set_concurrency_limit(w, None)),
     Case("runs.concurrency_limit", lambda a, w, t: a.runs.concurrency_limit(w)),
     Case("inbox.send", lambda a, w, t: a.inbox.send(w, t["run"], {"hi": 1}), ("run",)),
@@ -420,6 +463,7 @@ CASES: list[Case] = [
     Case("memory.reembed", lambda a, w, t: a.memory.reembed(w)),
     Case("memory.get", lambda a, w, t: a.memory.get(w, t["memory"])),
     Case("memory.history", lambda a, w, t: a.memory.history(w, t["memory"])),
+    Case("memory.in_scopes", lambda a, w, t: a.memory.in_scopes(w, [(Scope.USER, "u-1")])),
     Case(
         "memory.recall",
         lambda a, w, t: a.memory.recall(w, "cargo bike", [(Scope.USER, "u-1")]).hits,
@@ -641,6 +685,7 @@ def _targets(world: World, fresh_names: tuple[str, ...]) -> dict[str, str]:
         "thread": world.thread,
         "session": world.session,
         "scheduled": world.scheduled,
+        "cancelled": world.cancelled,
         "endpoint": world.endpoint,
         "held_run": world.held_run,
         "note": world.note,
@@ -731,8 +776,27 @@ COMMAND_CASES = [
     CommandCase("runs show", lambda t: [t["run"]]),
     CommandCase("runs timeline", lambda t: [t["run"]]),
     CommandCase("runs handoff", lambda t: [t["run"]]),
-    CommandCase("runs resume", lambda t: [t["scheduled"]], ("scheduled",)),
-    CommandCase("runs cancel", lambda t: [t["run"]], ("run",)),
+    CommandCase("runs inspect", lambda t: [t["run"]]),
+    CommandCase("runs checkpoints", lambda t: [t["run"]]),
+    CommandCase("runs pause", lambda t: [t["run"], "--reason", "r"], ("run",)),
+    CommandCase("runs resume", lambda t: [t["scheduled"], "--reason", "r"], ("scheduled",)),
+    CommandCase("runs cancel", lambda t: [t["run"], "--reason", "r"], ("run",)),
+    CommandCase("runs retry", lambda t: [t["cancelled"], "--reason", "r"], ("cancelled",)),
+    CommandCase("runs retry-node", lambda t: [t["run"], "--reason", "r"], ("run",)),
+    CommandCase(
+        "runs skip",
+        lambda t: [t["run"], "--next", "ask", "--reason", "r", "--workflows", MATRIX_WORKFLOWS],
+        ("run",),
+    ),
+    CommandCase(
+        "runs complete",
+        lambda t: [t["run"], "--output", '{"answer": "x"}', "--reason", "r", *COMPLETE_ARGS],
+        ("run",),
+    ),
+    CommandCase(
+        "runs fork",
+        lambda t: [t["run"], "--checkpoint", "0", "--reason", "r", "--workflows", MATRIX_WORKFLOWS],
+    ),
     CommandCase(
         "runs answer",
         lambda t: [t["clarification"], "--answer", "yes"],
@@ -780,6 +844,7 @@ COMMAND_CASES = [
     CommandCase("memory erase", lambda t: ["u-6", "--yes"]),
     CommandCase("memory retention", lambda t: []),
     CommandCase("memory reembed", lambda t: []),
+    CommandCase("mcp", lambda t: []),
     CommandCase("procedures publish", lambda t: [EXAMPLE_PROCEDURES]),
     CommandCase("procedures show", lambda t: []),
     CommandCase("procedures history", lambda t: []),

@@ -50,7 +50,7 @@ def test_a_platform_administrator_lists_tenants_and_any_tenants_run_rows(app: Te
     acme, globex = _admin(app, "acme"), _admin(app, "globex")
     started = [app.runs.start(acme, NOOP, Empty()).run_id for _ in range(3)]
     app.runs.start(globex, NOOP, Empty())
-    app.runs.cancel(acme, started[0], reason="not needed")
+    app.runbook.cancel(acme, started[0], reason="not needed")
 
     assert app.platform.tenants(platform) == ["acme", "globex"]
     rows = app.platform.runs(platform, "acme")

@@ -77,8 +77,8 @@ def test_unknown_and_malformed_run_ids_are_refused(h: Harness) -> None:
         lambda run_id: h.app.runs.get(h.admin, run_id),
         lambda run_id: h.app.runs.state(h.admin, run_id),
         lambda run_id: h.app.runs.events(h.admin, run_id),
-        lambda run_id: h.app.runs.cancel(h.operator, run_id),
-        lambda run_id: h.app.runs.resume(h.operator, run_id),
+        lambda run_id: h.app.runbook.cancel(h.operator, run_id, reason="test"),
+        lambda run_id: h.app.runbook.resume(h.operator, run_id, reason="test"),
     ):
         with pytest.raises(NotFound, match="does not exist"):
             call(unknown)
@@ -117,9 +117,9 @@ def test_a_finished_run_cannot_be_resumed(h: Harness) -> None:
     before = everything(h)
 
     with pytest.raises(Conflict, match="completed"):
-        h.app.runs.resume(h.operator, run.run_id)
+        h.app.runbook.resume(h.operator, run.run_id, reason="test")
     with pytest.raises(Conflict, match="completed"):
-        h.app.runs.cancel(h.operator, run.run_id)
+        h.app.runbook.cancel(h.operator, run.run_id, reason="test")
     assert worker.execute(TENANT, run.run_id).status is RunStatus.COMPLETED
 
     assert everything(h) == before

@@ -181,7 +181,7 @@ def test_cancelling_the_parent_cancels_its_children(backend: TestDatabase) -> No
         children = wait.request["children"]
         with pytest.raises(InvalidInput):
             app.runs.answer(ops, wait.wait_id, "done")
-        app.runs.cancel(ops, run.run_id, reason="not needed")
+        app.runbook.cancel(ops, run.run_id, reason="not needed")
         assert app.runs.get(bot, run.run_id).status is RunStatus.CANCELLED
         assert [app.runs.get(bot, c).status for c in children] == [RunStatus.CANCELLED] * 2
         assert Worker(executor, app.runs).run(until_idle=True) == 0

@@ -152,9 +152,9 @@ def test_cancelling_a_waiting_run_cancels_it_and_its_open_wait_at_once(h: Harnes
     worker = h.executor(registry, "worker-1")
     wait = open_wait(h, worker.execute(TENANT, run.run_id))
     with pytest.raises(PermissionDenied):
-        h.app.runs.cancel(h.agent, run.run_id)
+        h.app.runbook.cancel(h.agent, run.run_id, reason="customer withdrew")
 
-    cancelled = h.app.runs.cancel(h.operator, run.run_id, reason="customer withdrew")
+    cancelled = h.app.runbook.cancel(h.operator, run.run_id, reason="customer withdrew")
 
     assert cancelled.status is RunStatus.CANCELLED
     assert h.run(run.run_id).status is RunStatus.CANCELLED
@@ -168,7 +168,7 @@ def test_cancelling_a_waiting_run_cancels_it_and_its_open_wait_at_once(h: Harnes
     assert worker.execute(TENANT, run.run_id).status is RunStatus.CANCELLED
     assert service.calls == {}
     with pytest.raises(Conflict):
-        h.app.runs.cancel(h.operator, run.run_id)
+        h.app.runbook.cancel(h.operator, run.run_id, reason="again")
 
 
 class WorkState(BaseModel):
@@ -185,7 +185,7 @@ def test_cancelling_a_running_run_stops_it_before_its_next_effect(
     seen: dict[str, Any] = {}
 
     def cancel_from_outside(run_id: str) -> str:
-        seen["returned"] = h.app.runs.cancel(h.operator, run_id, reason="customer withdrew")
+        seen["returned"] = h.app.runbook.cancel(h.operator, run_id, reason="customer withdrew")
         return "checked"
 
     def send(ctx: RunContext, s: WorkState) -> None:
@@ -220,8 +220,10 @@ def test_cancelling_a_running_run_stops_it_before_its_next_effect(
     types = h.event_types(run.run_id)
     assert "effect.intent" not in types
     (cancelled,) = [e for e in h.events(run.run_id) if e.type == "run.cancelled"]
-    assert cancelled.data == {"reason": "customer withdrew"}
-    assert stored.cancel_reason == "customer withdrew"
+    note = h.app.notes.digest(TENANT, "customer withdrew")
+    assert cancelled.data == {"reason": note}, "the reason is cited by digest, not as text"
+    assert stored.cancel_reason == note
+    assert h.app.notes.read(h.operator, note) == "customer withdrew"
 
 
 def test_max_steps_stops_a_run_that_loops_forever(h: Harness) -> None:

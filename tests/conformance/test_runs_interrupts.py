@@ -158,7 +158,7 @@ def test_an_operator_resume_ends_a_timed_wait_early(h: Harness, reason: Interrup
     assert worker.execute(TENANT, run.run_id).status is RunStatus.SCHEDULED
     h.clock.advance(timedelta(minutes=1))
 
-    resumed = h.app.runs.resume(h.operator, run.run_id)
+    resumed = h.app.runbook.resume(h.operator, run.run_id, reason="the rate limit was lifted")
     assert resumed.status is RunStatus.QUEUED
     done = worker.execute(TENANT, run.run_id)
 

@@ -133,7 +133,7 @@ def test_a_worker_that_lost_its_lease_after_a_cancel_request_returns_quietly(
     wf: Workflow[ReviewState] = Workflow("cancel_race", state=ReviewState)
 
     def send_and_get_cancelled(key: str, run_id: str) -> dict[str, Any]:
-        h.app.runs.cancel(h.operator, run_id, reason="customer withdrew")
+        h.app.runbook.cancel(h.operator, run_id, reason="customer withdrew")
         return service.call(key, "create_case_note", {})
 
     @wf.node

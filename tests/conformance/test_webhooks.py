@@ -143,7 +143,7 @@ def test_signed_deliveries_retries_and_one_delivery_id_per_event(
     waiting = executor.execute(TENANT, h.app.runs.start(h.agent, wf, Claim()).run_id)
     assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
     cancelled = h.app.runs.start(h.agent, wf, Claim())
-    h.app.runs.cancel(h.operator, cancelled.run_id, reason="customer withdrew")
+    h.app.runbook.cancel(h.operator, cancelled.run_id, reason="customer withdrew")
     h.clock.advance(timedelta(seconds=1))
     receiver.failures["approval.requested"] = 2
     assert deliver(h, receiver) == 2
@@ -170,7 +170,7 @@ def test_signed_deliveries_retries_and_one_delivery_id_per_event(
         (one,) = receiver.delivered(event)
         assert one["payload"]["delivery_id"] == one["delivery_id"]
     (cancel,) = receiver.delivered("run.cancelled")
-    assert cancel["payload"]["data"]["reason"] == "customer withdrew"
+    assert cancel["payload"]["data"]["reason"] == h.app.notes.digest(TENANT, "customer withdrew")
     (approval,) = receiver.delivered("approval.requested")
     assert approval["payload"]["data"]["run_id"] == waiting.run_id
     log = h.app.webhooks.deliveries(h.viewer)

@@ -383,3 +383,32 @@ def test_memory_held_by_the_policy_is_listed_approved_rejected_and_consent_is_gi
     assert acme(*preference, **env).json()["verdict"] == "allowed"
     assert acme("memory", "consent", "--revoke", "--as", "bob", **env).returncode == 0
     assert acme(*preference, **env).json()["verdict"] == "refused"
+
+
+def test_memory_a_reader_below_a_memorys_sensitivity_gets_it_counted_and_explained(
+    acme: Cli,
+) -> None:
+    env = {"TETHER_TENANT": "acme"}
+    propose = ["memory", "propose", "The claimant's fraud inquiry is open", "--scope", "user:u-1"]
+    proposed = acme(*propose, "--sensitivity", "restricted", "--as", "alice", "--json", **env)
+    memory_id = proposed.json()["memory_id"]
+    recall = ["memory", "recall", "fraud inquiry", "--scope", "user:u-1", "--explain"]
+
+    by_bob, by_alice, shown_to_bob, shown_to_alice = acme.many(
+        [
+            [*recall, "--as", "bob"],
+            [*recall, "--as", "alice"],
+            ["memory", "show", memory_id, "--as", "bob"],
+            ["memory", "show", memory_id, "--as", "alice"],
+        ],
+        **env,
+    )
+
+    assert by_bob.returncode == 0 and "fraud" not in by_bob.stdout
+    assert (
+        "sensitivity above clearance (1): role approver reads memories up to confidential "
+        "sensitivity" in " ".join(by_bob.stdout.split())
+    )
+    assert "fraud" in by_alice.stdout and "filtered out: {}" in by_alice.stdout
+    assert shown_to_bob.returncode == 6 and "of restricted sensitivity" in shown_to_bob.stderr
+    assert "sensitivity restricted" in shown_to_alice.stdout

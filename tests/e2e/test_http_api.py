@@ -115,10 +115,12 @@ def test_errors_carry_their_code_and_another_tenants_objects_are_not_found(api: 
     missing = api.get("ann", "/runs/01a20c22-0000-7000-8000-000000000000")
     assert missing.status_code == 404 and missing.json()["detail"] != foreign.json()["detail"]
 
-    refused = api.post("bot", f"/runs/{run_id}/cancel", {})
+    refused = api.post("bot", f"/runs/{run_id}/cancel", {"reason": "test"})
     assert (refused.status_code, refused.json()["code"]) == (403, "permission_denied")
     assert api.post("ann", f"/runs/{run_id}/cancel", {"reason": "test"}).status_code == 200
-    twice = api.post("ann", f"/runs/{run_id}/cancel", {})
+    unreasoned = api.post("ann", f"/runs/{run_id}/cancel", {})
+    assert (unreasoned.status_code, unreasoned.json()["code"]) == (422, "invalid_input")
+    twice = api.post("ann", f"/runs/{run_id}/cancel", {"reason": "again"})
     assert (twice.status_code, twice.json()["code"]) == (409, "conflict")
     unknown = api.post("bot", "/runs", {"workflow": "nowhere"})
     assert (unknown.status_code, unknown.json()["code"]) == (404, "not_found")

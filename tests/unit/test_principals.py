@@ -40,7 +40,7 @@ def test_a_refusal_names_the_roles_that_may_the_principal_and_the_fix() -> None:
 
 
 def test_any_one_role_that_holds_the_permission_is_enough() -> None:
-    authorize(principal(Role.VIEWER, Role.OPERATOR), "runs.cancel")
+    authorize(principal(Role.VIEWER, Role.OPERATOR), "runbook.cancel")
 
 
 def test_parse_roles_is_forgiving_about_case_and_spaces() -> None:

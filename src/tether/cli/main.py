@@ -51,7 +51,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "API keys of the HTTP API: each acts as one principal of one tenant, with roles.",
     ),
     "audit": ("tether.cli.audit", "audit_app", "Read and verify the audit trail."),
-    "runs": ("tether.cli.runs", "runs_app", "Start, inspect and operate runs."),
+    "runs": ("tether.cli.runbook", "runs_app", "Start, inspect and operate runs."),
     "approvals": (
         "tether.cli.runs",
         "approvals_app",
@@ -61,6 +61,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "tether.cli.memory",
         "memory_app",
         "Governed memory: the model proposes, the policy decides.",
+    ),
+    "mcp": (
+        "tether.cli.mcp",
+        "mcp",
+        "Serve governed memory to MCP clients (stdio, or streamable HTTP with --http).",
     ),
     "procedures": (
         "tether.cli.procedures",

@@ -29,8 +29,10 @@ from tether.memory.models import (
     MemoryRecord,
     MemoryStatus,
     Scope,
+    Sensitivity,
     SourceType,
 )
+from tether.memory.text import parse_scope
 
 memory_app = typer.Typer(
     help="Governed memory: the model proposes, the policy decides.", no_args_is_help=True
@@ -46,17 +48,7 @@ ScopeOption = Annotated[
 
 
 def _scopes(values: list[str]) -> list[tuple[Scope, str]]:
-    scopes = []
-    for value in values:
-        kind, _, scope_id = value.partition(":")
-        try:
-            scopes.append((Scope(kind), scope_id))
-        except ValueError:
-            valid = ", ".join(s.value for s in Scope)
-            raise InvalidInput(f"scope {value!r}: use kind:id with kind one of {valid}") from None
-        if not scope_id:
-            raise InvalidInput(f"scope {value!r} has no id: use kind:id, e.g. user:u-1")
-    return scopes
+    return [parse_scope(value) for value in values]
 
 
 def _show(record: MemoryRecord) -> None:
@@ -66,7 +58,11 @@ def _show(record: MemoryRecord) -> None:
     )
     console.print(record.text, highlight=False)
     source = record.source_type.value + (f" ({record.source_ref})" if record.source_ref else "")
-    console.print(f"source {source}; confidence {record.confidence:.2f}", highlight=False)
+    console.print(
+        f"source {source}; confidence {record.confidence:.2f}; "
+        f"sensitivity {record.sensitivity.value}",
+        highlight=False,
+    )
     console.print(
         f"created by {record.created_by} at {format_timestamp(record.created_at)}; "
         f"{_approval(record)}",
@@ -108,6 +104,10 @@ def propose(
     subject: Annotated[
         list[str] | None, typer.Option(help="A user id it is about (repeatable).")
     ] = None,
+    sensitivity: Annotated[
+        Sensitivity,
+        typer.Option(help="How sensitive: who may read it depends on the tenant's table."),
+    ] = Sensitivity.INTERNAL,
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -125,6 +125,7 @@ def propose(
             source_version=source_version,
             confidence=confidence,
             fact_key=fact_key,
+            sensitivity=sensitivity,
         )
         decision = app.memory.propose(acting(app, tenant, actor), proposal)
         if json_output:
@@ -152,7 +153,8 @@ def recall(
         typer.Option(
             "--explain",
             help="Show why each hit ranked (which part matched: text, context, vector, "
-            "episode, time) and what was filtered.",
+            "episode, time) and what was filtered out, counted and explained by reason "
+            "(scope not allowed, sensitivity above clearance, contradicted, unrelated).",
         ),
     ] = False,
     include_unrelated: Annotated[
@@ -166,7 +168,8 @@ def recall(
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Hybrid recall within the named scopes (constraints always included)."""
+    """Hybrid recall within the named scopes (constraints always included), of the
+    memories the acting principal may read."""
     with reporting(json_output), open_app(url) as app:
         result = app.memory.recall(
             acting(app, tenant, actor),
@@ -188,8 +191,13 @@ def recall(
         if explain:
             console.print(
                 f"filtered out: {json.dumps(result.filtered_out)}; "
-                f"lexical only: {result.lexical_only}"
+                f"lexical only: {result.lexical_only}",
+                highlight=False,
             )
+            for reason, meaning in result.filtered_why.items():
+                console.print(
+                    f"  {reason} ({result.filtered_out[reason]}): {meaning}", highlight=False
+                )
 
 
 @memory_app.command("show")

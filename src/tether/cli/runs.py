@@ -42,7 +42,7 @@ RunId = Annotated[str, typer.Argument(help="Run id (a UUID).")]
 ApprovalId = Annotated[str, typer.Argument(help="Approval request id (a UUID).")]
 
 
-def _when(value: Any) -> str:
+def when(value: Any) -> str:
     return format_timestamp(value) if value is not None else "-"
 
 
@@ -69,7 +69,7 @@ def list_runs(
                 run.status.value,
                 run.current_node,
                 str(run.steps),
-                _when(run.updated_at),
+                when(run.updated_at),
             )
         print_table(table)
 
@@ -105,7 +105,7 @@ def start_run(
 ) -> None:
     """Queue a new run of a workflow (agent or operator); a worker executes it."""
     with reporting(json_output):
-        state = _state_from(input_)
+        state = json_object(input_, "--input", "the run's initial state")
         chosen = _workflow_named(load_registry(workflows), workflow)
         chosen.validate_state(state)
         with open_app(url) as app:
@@ -116,8 +116,9 @@ def start_run(
         console.print(f"run {run.run_id} {run.workflow}@{run.workflow_version}: {run.status.value}")
 
 
-def _state_from(given: str) -> dict[str, Any]:
-    """The JSON object of ``--input`` (inline, ``@FILE`` or ``@-`` for stdin)."""
+def json_object(given: str, option: str, what: str) -> dict[str, Any]:
+    """The JSON object an option gives inline, as ``@FILE``, or ``@-`` (stdin);
+    ``what`` says what it is, for the error."""
     if given.startswith("@"):
         name = given[1:]
         if name == "-":
@@ -126,18 +127,18 @@ def _state_from(given: str) -> dict[str, Any]:
             try:
                 text = Path(name).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise InvalidInput(f"--input: cannot read {name!r}: {exc}") from None
+                raise InvalidInput(f"{option}: cannot read {name!r}: {exc}") from None
     else:
         text = given
     try:
-        state = json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--input is not valid JSON: {exc}") from None
+        raise InvalidInput(f"{option} is not valid JSON: {exc}") from None
     except RecursionError:
-        raise InvalidInput("--input is nested too deeply") from None
-    if not isinstance(state, dict):
-        raise InvalidInput("--input must be a JSON object (the run's initial state)")
-    return state
+        raise InvalidInput(f"{option} is nested too deeply") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{option} must be a JSON object ({what})")
+    return value
 
 
 def _workflow_named(registry: WorkflowRegistry, given: str) -> Workflow[Any]:
@@ -207,7 +208,7 @@ def timeline(
         for event in events:
             table.add_row(
                 str(event.seq),
-                _when(event.at),
+                when(event.at),
                 event.type,
                 event.node or "",
                 f"{event.duration_ms:.1f}" if event.duration_ms is not None else "",
@@ -257,7 +258,7 @@ def stuck(
         if json_output:
             print_json(found)
             return
-        table = Table("run", "workflow", "status", "cause", "age", "suggested")
+        table = Table(id_column("run"), "workflow", "status", "cause", "age", "suggested")
         for row in found:
             table.add_row(
                 row.run_id,
@@ -267,7 +268,7 @@ def stuck(
                 str(timedelta(seconds=round(row.age_s))),
                 row.suggested,
             )
-        console.print(table)
+        print_table(table)
 
 
 @runs_app.command("handoff")
@@ -285,33 +286,6 @@ def handoff(
             print_json({**document.model_dump(mode="json"), "markdown": document.to_markdown()})
             return
         write_text(document.to_markdown())
-
-
-@runs_app.command("resume")
-def resume(run_id: RunId, tenant: TenantOption, actor: ActorOption, url: UrlOption = None) -> None:
-    """Queue a paused or scheduled run again now (operator)."""
-    with reporting(), open_app(url) as app:
-        run = app.runs.resume(acting(app, tenant, actor), run_id)
-        console.print(f"run {run.run_id}: {run.status.value}")
-
-
-@runs_app.command("cancel")
-def cancel(
-    run_id: RunId,
-    tenant: TenantOption,
-    actor: ActorOption,
-    reason: Annotated[str, typer.Option(help="Why; recorded in the events and audit trail.")] = "",
-    url: UrlOption = None,
-) -> None:
-    """Cancel a run (operator). Completed effects are not undone."""
-    with reporting(), open_app(url) as app:
-        run = app.runs.cancel(acting(app, tenant, actor), run_id, reason=reason)
-        note = (
-            " (at its next node or effect)"
-            if run.cancel_requested and not run.status.finished
-            else ""
-        )
-        console.print(f"run {run.run_id}: {run.status.value}{note}")
 
 
 @runs_app.command("answer")
@@ -375,7 +349,7 @@ def inbox(
             return
         table = Table("seq", "sent", "by", "message")
         for m in messages:
-            table.add_row(str(m.seq), _when(m.sent_at), m.sent_by, json.dumps(m.message))
+            table.add_row(str(m.seq), when(m.sent_at), m.sent_by, json.dumps(m.message))
         console.print(table)
 
 
@@ -416,7 +390,7 @@ def list_approvals(
                 str(wait.request.get("risk", "")),
                 wait.message,
                 wait.requested_by,
-                _when(wait.expires_at),
+                when(wait.expires_at),
             )
         print_table(table)
 
@@ -441,7 +415,7 @@ def show_approval(
         console.print(f"{wait.message} ({wait.status.value}), run {wait.run_id}")
         console.print(
             f"requested by {wait.requested_by}; approver role {wait.approver_role}; "
-            f"expires {_when(wait.expires_at)}"
+            f"expires {when(wait.expires_at)}"
         )
         console.print("action:")
         console.print_json(json.dumps(request.get("action", {})))

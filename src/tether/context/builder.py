@@ -27,8 +27,9 @@ from tether.context.models import BuiltContext, ContextOptions
 from tether.context.plan import HEADERS, Part, Plan, fit, memory_line
 from tether.context.window import TurnWindow
 from tether.errors import ContextOverBudget, InvalidInput
+from tether.memory.access import ABOVE_CLEARANCE, SCOPE_NOT_ALLOWED
 from tether.memory.models import MemoryKind, Scope
-from tether.memory.recall import RecallHit
+from tether.memory.recall import RecallHit, RecallResult
 from tether.permissions import authorize
 from tether.principals import Principal
 from tether.threads.models import ThreadTail, Turn, TurnRole
@@ -86,8 +87,10 @@ class Context:
         _check(budget, opts)
         first_page = max(16, min(opts.page, budget // 24))
         tail = self._read(principal, thread_id, opts, first_page)
-        hits = self._recall(principal, tail, query, run_id, opts)
+        recalled = self._recall(principal, tail, query, run_id, opts)
+        hits = recalled.hits if recalled else []
         plan = Plan.start(budget, self._threads.counter, _memories(hits))
+        _report_withheld(plan, recalled)
         _take_procedures(plan, procedures)
         _take_constraints(plan, _constraints(hits))
         _refuse_if_over(plan)
@@ -127,11 +130,11 @@ class Context:
         query: str | None,
         run_id: str | None,
         opts: ContextOptions,
-    ) -> list[RecallHit]:
+    ) -> RecallResult | None:
         """Memories (constraints among them) of the thread's conversation, its user, the
-        run and ``opts.scopes``."""
+        run and ``opts.scopes``: recall's, so only those the principal may read."""
         if not opts.recall:
-            return []
+            return None
         if query is None:
             query = next((t.content for t in reversed(tail.turns) if t.role is TurnRole.USER), "")
         thread = tail.thread
@@ -142,7 +145,7 @@ class Context:
         if run_id is not None:
             scopes.append((Scope.RUN, run_id))
         scopes += list(opts.scopes)
-        return self._memory.recall(principal, query[:2000], scopes, limit=opts.memory_limit).hits
+        return self._memory.recall(principal, query[:2000], scopes, limit=opts.memory_limit)
 
     def _task_state(self, principal: Principal, run_id: str) -> tuple[Run, dict[str, Any]]:
         return self._runs.get(principal, run_id), self._runs.state(principal, run_id)
@@ -181,6 +184,17 @@ def _constraints(hits: list[RecallHit]) -> list[RecallHit]:
 
 def _memories(hits: list[RecallHit]) -> list[RecallHit]:
     return [h for h in hits if h.record.kind is not MemoryKind.CONSTRAINT]
+
+
+def _report_withheld(plan: Plan, recalled: RecallResult | None) -> None:
+    """The memories recall withheld from the principal, counted (never their text)."""
+    if recalled is None:
+        return
+    for reason in (SCOPE_NOT_ALLOWED, ABOVE_CLEARANCE):
+        count = recalled.filtered_out.get(reason, 0)
+        if count:
+            what = f"{count} {'memory' if count == 1 else 'memories'}"
+            plan.drop("memories", what, f"{reason}: {recalled.filtered_why[reason]}")
 
 
 def _take_procedures(plan: Plan, procedures: Sequence[str]) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from tether._exports import lazy_exports
 
 if TYPE_CHECKING:
+    from tether.memory.access import ReadAccess
     from tether.memory.embeddings import Embedder
     from tether.memory.models import (
         MemoryKind,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         MemoryStatus,
         PolicyDecision,
         Scope,
+        Sensitivity,
         SourceType,
         Verdict,
     )
@@ -36,9 +38,11 @@ _EXPORTS = {
     "MemoryStatus": "tether.memory.models",
     "PolicyDecision": "tether.memory.models",
     "Scope": "tether.memory.models",
+    "Sensitivity": "tether.memory.models",
     "SourceType": "tether.memory.models",
     "Verdict": "tether.memory.models",
     "PolicyConfig": "tether.memory.policy",
+    "ReadAccess": "tether.memory.access",
     "RecallHit": "tether.memory.recall",
     "RecallResult": "tether.memory.recall",
     "format_for_prompt": "tether.memory.recall",
@@ -54,9 +58,11 @@ __all__ = [
     "MemoryStatus",
     "PolicyConfig",
     "PolicyDecision",
+    "ReadAccess",
     "RecallHit",
     "RecallResult",
     "Scope",
+    "Sensitivity",
     "SourceType",
     "Verdict",
     "format_for_prompt",

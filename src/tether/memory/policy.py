@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.memory import pii
+from tether.memory.access import ReadAccess, Reader, reader
 from tether.memory.models import (
     MemoryKind,
     MemoryProposal,
@@ -28,7 +29,10 @@ from tether.memory.models import (
 )
 from tether.memory.poisoning import assess
 from tether.permissions import memory_write_access
-from tether.principals import Principal
+from tether.principals import Principal, Role
+
+if TYPE_CHECKING:
+    from tether.storage.stores import MemoryStore
 
 PII_KINDS = frozenset(pii.PII_KINDS)
 """Personal data: redacted by default. Every other finding is a secret: refused."""
@@ -52,7 +56,8 @@ _TRANSIENT = re.compile(
 
 
 class PolicyConfig(BaseModel):
-    """A tenant's settings for the write policy."""
+    """A tenant's settings for the write policy, and who reads which of its memories
+    (``read_access``, see :mod:`tether.memory.access`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -73,6 +78,24 @@ class PolicyConfig(BaseModel):
     reinforce_similarity: float | None = Field(
         0.9, ge=0.0, le=1.0, description="word overlap at which a new text reinforces an old one"
     )
+    read_access: dict[Role, ReadAccess] = Field(
+        default_factory=dict,
+        description=(
+            "who reads which memories: per role, the scopes and the highest sensitivity; "
+            "a role left out keeps its row of tether.memory.access.DEFAULT_READ_ACCESS"
+        ),
+    )
+
+
+def policy_txn(txn: MemoryStore, tenant_id: str) -> PolicyConfig:
+    """The tenant's stored configuration (the defaults when it configured none)."""
+    text = txn.get_memory_policy(tenant_id)
+    return PolicyConfig() if text is None else PolicyConfig.model_validate_json(text)
+
+
+def reader_txn(txn: MemoryStore, principal: Principal) -> Reader:
+    """What the principal may read, under its tenant's ``read_access`` table."""
+    return reader(principal, policy_txn(txn, principal.tenant_id).read_access)
 
 
 @dataclass(frozen=True)

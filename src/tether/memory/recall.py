@@ -13,9 +13,9 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,17 +23,19 @@ from tether import canonical
 from tether.clock import Clock
 from tether.errors import InvalidInput
 from tether.ids import IdSource
+from tether.memory.access import ABOVE_CLEARANCE, SCOPE_NOT_ALLOWED, Reader, reader
 from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
-from tether.memory.policy import PolicyConfig
-from tether.memory.text import scope_key, tokens
+from tether.memory.policy import policy_txn
+from tether.memory.text import scope_key, scope_keys_by_owner, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.memory.when import TimeWindow, query_window
 from tether.permissions import authorize
-from tether.principals import GLOBAL_TENANT, Principal
+from tether.principals import Principal
 from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
 
 if TYPE_CHECKING:
     from tether.memory.embeddings import Embedder
+    from tether.storage.stores import MemoryStore
 
 
 POOL = 60
@@ -55,6 +57,13 @@ MIN_SIMILARITY = 0.2
 """The cosine below which a candidate that shares no word with the query is unrelated to
 it: left out (counted as filtered) unless recall is asked to include unrelated hits.
 Constraints are exempt: every active one is returned whatever its rank."""
+
+UNRELATED = "unrelated to the query"
+CONTRADICTED = "contradicted below the confidence threshold"
+BELOW_TOP = "below the top results"
+"""Reasons recall counts what it leaves out under (``filtered_out``), besides the status
+and filter reasons of :func:`_excluded` and the access reasons of
+:mod:`tether.memory.access`."""
 
 
 class RecallHit(BaseModel):
@@ -97,6 +106,10 @@ class RecallResult(BaseModel):
     recall_id: str
     hits: list[RecallHit]
     filtered_out: dict[str, int]
+    """How many candidates were left out, by reason; none of them is returned."""
+    filtered_why: dict[str, str] = {}
+    """What the main reasons of ``filtered_out`` mean for this recall (the principal's
+    readable scopes and clearance, the tenant's threshold, the relevance floor)."""
     lexical_only: bool
 
 
@@ -161,8 +174,12 @@ class Recall:
         re-ranked with confidence, recency and use. A candidate that shares no word with
         the query and whose cosine is below :data:`MIN_SIMILARITY` is left out unless
         ``include_unrelated``; so is a memory contradicted below the tenant's confidence
-        threshold. What is left out is counted by reason in ``filtered_out``. Every
-        active constraint in the scopes is returned whatever its rank. A ``global``
+        threshold. Only memories the principal may read are returned (scopes its roles
+        read, sensitivity up to its clearance: the tenant's ``read_access`` table, see
+        :mod:`tether.memory.access`); the memories of a scope it may not read are not
+        ranked at all. What is left out is counted by reason in ``filtered_out`` and the
+        main reasons explained in ``filtered_why``. Every active constraint the principal
+        may read in the scopes is returned whatever its rank. A ``global``
         scope is read from the reserved tenant :data:`GLOBAL_TENANT`; every other scope
         from the principal's.
 
@@ -189,69 +206,57 @@ class Recall:
         authorize(principal, "memory.recall")
         tenant = principal.tenant_id
         keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
-        owners: dict[str, list[str]] = {}
-        for key in keys:
-            owner = GLOBAL_TENANT if key.startswith(f"{Scope.GLOBAL.value}:") else tenant
-            owners.setdefault(owner, []).append(key)
         now = self._clock.now()
         moment = as_of or now
+        historical = as_of is not None
         words = tokens(query) if use_lexical else []
         query_vector = None
         if use_vector and embedder is not None:
             query_vector = embedder.embed([query])[0]
-        lexical: dict[str, float] = {}
-        semantic: dict[str, float] = {}
-        candidates: dict[str, MemoryCandidate] = {}
-        constraints: list[MemoryRecord] = []
+        search = _Search(words, query_vector, None if embedder is None else embedder.id, pool)
         filtered: Counter[str] = Counter()
         with self._storage.transaction(tenant, write=False) as txn:
-            for owner, owned in owners.items():
-                pending = None
-                if query_vector is not None and embedder is not None:
-                    cached = self._vectors.matrix_txn(txn, owner, embedder.id, owned)
-                    pending = self._vectors.top_scores(cached, query_vector, pool)
-                if words:
-                    for candidate, score in txn.search_memory_candidates(
-                        owner, words=words, scopes=owned, limit=pool
-                    ):
-                        lexical[candidate.memory_id] = score
-                        candidates[candidate.memory_id] = candidate
-                if pending is not None:
-                    found = pending()
-                    semantic.update(found)
-                    missing = [m for m in found if m not in candidates]
-                    for candidate in txn.get_memory_candidates(owner, missing):
-                        candidates[candidate.memory_id] = candidate
-                constraints += txn.list_active_constraints(owner, scopes=owned)
-            stored = txn.get_memory_policy(tenant)
-            threshold = (
-                PolicyConfig() if stored is None else PolicyConfig.model_validate_json(stored)
-            ).confidence_threshold
-            ranked = _rank(
-                candidates.values(),
-                _Evidence(
-                    lexical=lexical,
-                    semantic=semantic,
-                    lexical_weight=(
-                        lexical_weight
-                        if use_lexical and use_vector
-                        else (1.0 if use_lexical else 0.0)
-                    ),
-                    window=query_window(query, moment),
-                    floor=None if include_unrelated else MIN_SIMILARITY,
+            config = policy_txn(txn, tenant)
+            access = reader(principal, config.read_access)
+            readable = [k for k in keys if Scope(k.partition(":")[0]) in access.scopes]
+            found = self._gather_txn(txn, tenant, readable, search)
+            evidence = _Evidence(
+                lexical=found.lexical,
+                semantic=found.semantic,
+                lexical_weight=(
+                    lexical_weight if use_lexical and use_vector else (1.0 if use_lexical else 0.0)
                 ),
+                window=query_window(query, moment),
+                floor=None if include_unrelated else MIN_SIMILARITY,
+            )
+
+            def excluded(record: MemoryCandidate | MemoryRecord) -> str | None:
+                return _excluded(record, moment, historical, kinds, tags, min_confidence)
+
+            def gone(record: MemoryRecord) -> str | None:
+                return _excluded(record, moment, historical, None, None, 0.0)
+
+            ranked = _rank(
+                found.candidates.values(),
+                evidence,
                 now,
                 lambda c: (
-                    _excluded(c, moment, as_of is not None, kinds, tags, min_confidence)
-                    or _contradicted(c, threshold)
+                    excluded(c)
+                    or access.denies(c.scope, c.sensitivity)
+                    or _contradicted(c, config.confidence_threshold)
                 ),
                 filtered,
             )
+            if len(readable) < len(keys):
+                withheld = self._gather_txn(
+                    txn, tenant, [k for k in keys if k not in readable], search
+                )
+                filtered[SCOPE_NOT_ALLOWED] += _count_withheld(withheld, evidence, excluded, gone)
             if len(ranked) > limit:
-                filtered["below the top results"] += len(ranked) - limit
+                filtered[BELOW_TOP] += len(ranked) - limit
             top = ranked[:limit]
             records: dict[str, MemoryRecord] = {}
-            for owner in owners:
+            for owner in {c.tenant_id for _, c, _ in top}:
                 wanted = [c.memory_id for _, c, _ in top if c.tenant_id == owner]
                 records.update((r.memory_id, r) for r in txn.get_memories(owner, wanted))
         hits = [
@@ -264,12 +269,20 @@ class Recall:
             if c.memory_id in records
         ]
         present = {h.record.memory_id for h in hits}
-        for record in constraints:
-            extra = record.kind is MemoryKind.CONSTRAINT and record.memory_id not in present
-            if extra and _excluded(record, moment, as_of is not None, None, None, 0.0) is None:
+        for record in found.constraints:
+            if (
+                record.kind is not MemoryKind.CONSTRAINT
+                or record.memory_id in present
+                or gone(record) is not None
+            ):
+                continue
+            reason = access.denies(record.scope, record.sensitivity)
+            if reason is None:
                 hits.append(
                     RecallHit(record=record, score=0.0, why={"constraint": "always included"})
                 )
+            elif record.memory_id not in found.candidates:
+                filtered[reason] += 1
         recall_id = str(self._ids.new_id())
         self._log(
             {
@@ -292,8 +305,36 @@ class Recall:
             recall_id=recall_id,
             hits=hits,
             filtered_out=dict(filtered),
+            filtered_why=_filtered_why(filtered, access, config.confidence_threshold, limit),
             lexical_only=not use_vector,
         )
+
+    def _gather_txn(
+        self, txn: MemoryStore, tenant: str, keys: Sequence[str], search: _Search
+    ) -> _Found:
+        """The candidates of ``keys`` (each read from its owner: a ``global`` scope from
+        :data:`GLOBAL_TENANT`, every other from ``tenant``): the full-text search's and
+        the vector search's best, and every active constraint."""
+        found = _Found({}, {}, {}, [])
+        for owner, owned in scope_keys_by_owner(tenant, keys).items():
+            pending = None
+            if search.vector is not None and search.embedder_id is not None:
+                cached = self._vectors.matrix_txn(txn, owner, search.embedder_id, owned)
+                pending = self._vectors.top_scores(cached, search.vector, search.pool)
+            if search.words:
+                for candidate, score in txn.search_memory_candidates(
+                    owner, words=search.words, scopes=owned, limit=search.pool
+                ):
+                    found.lexical[candidate.memory_id] = score
+                    found.candidates[candidate.memory_id] = candidate
+            if pending is not None:
+                scored = pending()
+                found.semantic.update(scored)
+                missing = [m for m in scored if m not in found.candidates]
+                for candidate in txn.get_memory_candidates(owner, missing):
+                    found.candidates[candidate.memory_id] = candidate
+            found.constraints.extend(txn.list_active_constraints(owner, scopes=owned))
+        return found
 
     def _log(self, row: MemoryRecallRow, hits: list[tuple[str, str]]) -> None:
         """Buffer the recall's log row and its access counts; write both once
@@ -354,6 +395,78 @@ class _Evidence:
     floor: float | None
 
 
+@dataclass(frozen=True)
+class _Search:
+    """One recall's query: its words, its vector (``None``: lexical only), the embedder
+    the vector is of, and how many candidates each search takes."""
+
+    words: Sequence[str]
+    vector: Any
+    embedder_id: str | None
+    pool: int
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The candidates of some scopes, with their raw full-text and vector scores, and the
+    scopes' active constraints."""
+
+    lexical: dict[str, float]
+    semantic: dict[str, float]
+    candidates: dict[str, MemoryCandidate]
+    constraints: list[MemoryRecord]
+
+
+def _unrelated(candidate: MemoryCandidate, evidence: _Evidence) -> bool:
+    """Below the relevance floor: no word of the query and a cosine under the floor (a
+    constraint never is)."""
+    if evidence.floor is None or candidate.kind is CONSTRAINT:
+        return False
+    if candidate.memory_id in evidence.lexical:
+        return False
+    return evidence.semantic.get(candidate.memory_id, -1.0) < evidence.floor
+
+
+def _count_withheld(
+    found: _Found,
+    evidence: _Evidence,
+    excluded: Callable[[MemoryCandidate], str | None],
+    gone: Callable[[MemoryRecord], str | None],
+) -> int:
+    """How many memories of scopes the principal may not read recall would otherwise
+    have weighed: candidates that pass the caller's filters and the relevance floor, and
+    live constraints (always returned)."""
+    withheld = replace(evidence, lexical=found.lexical, semantic=found.semantic)
+    ids = {
+        c.memory_id
+        for c in found.candidates.values()
+        if excluded(c) is None and not _unrelated(c, withheld)
+    }
+    ids.update(r.memory_id for r in found.constraints if gone(r) is None)
+    return len(ids)
+
+
+def _filtered_why(
+    filtered: Counter[str], access: Reader, threshold: float, limit: int
+) -> dict[str, str]:
+    """A sentence for each main reason of ``filtered`` (the status and caller's filter
+    reasons explain themselves)."""
+    meaning = {
+        SCOPE_NOT_ALLOWED: access.explain(SCOPE_NOT_ALLOWED),
+        ABOVE_CLEARANCE: access.explain(ABOVE_CLEARANCE),
+        CONTRADICTED: (
+            f"contradicted, and its confidence is below the tenant's threshold {threshold:.2f} "
+            "(confirm lifts it back)"
+        ),
+        UNRELATED: (
+            f"shares no word with the query and its cosine is below {MIN_SIMILARITY} "
+            "(the relevance floor; include_unrelated returns it)"
+        ),
+        BELOW_TOP: f"ranked below the first {limit}",
+    }
+    return {reason: meaning[reason] for reason in filtered if reason in meaning}
+
+
 def _rank(
     candidates: Iterable[MemoryCandidate],
     evidence: _Evidence,
@@ -376,12 +489,7 @@ def _rank(
     weight = evidence.lexical_weight
     kept: list[tuple[MemoryCandidate, float]] = []
     for candidate in candidates:
-        reason = excluded(candidate)
-        if reason is None and evidence.floor is not None and candidate.kind is not CONSTRAINT:
-            unrelated = candidate.memory_id not in evidence.lexical and (
-                evidence.semantic.get(candidate.memory_id, -1.0) < evidence.floor
-            )
-            reason = "unrelated to the query" if unrelated else None
+        reason = excluded(candidate) or (UNRELATED if _unrelated(candidate, evidence) else None)
         if reason:
             filtered[reason] += 1
             continue
@@ -452,7 +560,7 @@ def _matched(
 
 def _contradicted(candidate: MemoryCandidate, threshold: float) -> str | None:
     if candidate.contradicted and candidate.confidence < threshold:
-        return "contradicted below the confidence threshold"
+        return CONTRADICTED
     return None
 
 

@@ -8,10 +8,9 @@ person's memories (:mod:`tether.memory.subject`) with their threads and working 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tether.audit.log import AuditLog
 from tether.clock import Clock
@@ -27,10 +26,11 @@ from tether.memory.models import (
     Scope,
     SourceType,
 )
-from tether.memory.policy import PolicyConfig
+from tether.memory.policy import PolicyConfig, policy_txn, reader_txn
 from tether.memory.recall import Recall, RecallLogEntry, RecallResult
+from tether.memory.retention import age_memories_txn
 from tether.memory.subject import seen_by
-from tether.memory.text import scope_key
+from tether.memory.text import scope_key, scope_keys_by_owner
 from tether.memory.vectors import ScopeVectors, embed_memories, store_vectors_txn
 from tether.permissions import authorize, check_memory_change
 from tether.principals import Principal
@@ -68,8 +68,7 @@ class Memory:
     def policy(self, principal: Principal) -> PolicyConfig:
         authorize(principal, "memory.policy")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            text = txn.get_memory_policy(principal.tenant_id)
-        return PolicyConfig() if text is None else PolicyConfig.model_validate_json(text)
+            return policy_txn(txn, principal.tenant_id)
 
     def configure(self, principal: Principal, config: PolicyConfig) -> None:
         authorize(principal, "memory.configure")
@@ -144,14 +143,17 @@ class Memory:
     def pending(self, principal: Principal, *, limit: int = 100) -> list[MemoryRecord]:
         """The held memories of the principal's tenant waiting for a person, oldest first
         (who may approve them; held global memories are listed to platform administrators,
-        whose tenant holds them)."""
+        whose tenant holds them). Only those the principal may read are listed (the
+        tenant's ``read_access`` table)."""
         authorize(principal, "memory.pending")
         if not 1 <= limit <= 10_000:
             raise InvalidInput(f"limit must be between 1 and 10000, not {limit}")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            return txn.list_memories_for_tenant(
+            access = reader_txn(txn, principal)
+            held = txn.list_memories_for_tenant(
                 principal.tenant_id, statuses=[MemoryStatus.PENDING.value], limit=limit
             )
+        return [r for r in held if access.denies(r.scope, r.sensitivity) is None]
 
     def reject(self, principal: Principal, memory_id: str) -> MemoryRecord:
         """Turn down a held memory: it is deleted with every copy (index, vectors, subject
@@ -364,52 +366,10 @@ class Memory:
         tenant = principal.tenant_id
         now = self._clock.now()
         threshold = self.policy(principal).confidence_threshold
-        counts: Counter[str] = Counter()
         with self._storage.transaction(tenant) as txn:
-            holds = {
-                scope_key(scope, scope_id) for scope, scope_id in txn.list_memory_holds(tenant)
-            }
-            for record in txn.list_memories_due(tenant, now=now, limit=100_000):
-                if scope_key(record.scope, record.scope_id) in holds:
-                    counts["held"] += 1
-                    continue
-                if (
-                    record.status is MemoryStatus.ACTIVE
-                    and record.expires_at
-                    and record.expires_at <= now
-                ):
-                    txn.update_memory(
-                        record.model_copy(
-                            update={
-                                "status": MemoryStatus.EXPIRED,
-                                "purge_after": now + GRACE,
-                                "updated_at": now,
-                            }
-                        )
-                    )
-                    counts["expired"] += 1
-                elif record.status is MemoryStatus.ACTIVE:
-                    last_used = record.last_access or record.created_at
-                    if record.kind is MemoryKind.CONSTRAINT or now - last_used < timedelta(
-                        days=decay_after_days
-                    ):
-                        continue
-                    confidence = round(record.confidence - 0.1, 4)
-                    if confidence < threshold:
-                        update: dict[str, Any] = {
-                            "status": MemoryStatus.EXPIRED,
-                            "confidence": max(0.0, confidence),
-                            "purge_after": now + GRACE,
-                            "updated_at": now,
-                        }
-                        counts["decayed_out"] += 1
-                    else:
-                        update = {"confidence": confidence, "updated_at": now}
-                        counts["decayed"] += 1
-                    txn.update_memory(record.model_copy(update=update))
-                elif record.purge_after is not None and record.purge_after <= now:
-                    txn.delete_memory(tenant, record.memory_id)
-                    counts["purged"] += 1
+            counts = age_memories_txn(
+                txn, tenant, now, threshold=threshold, decay_after_days=decay_after_days
+            )
             if counts:
                 self._audit.record_by_txn(
                     txn,
@@ -460,15 +420,18 @@ class Memory:
             return self._get_txn(txn, principal, memory_id)
 
     def history(self, principal: Principal, memory_id: str) -> list[MemoryRecord]:
-        """Every version of the fact, oldest first (the chain through ``supersedes``)."""
+        """Every version of the fact the principal may read, oldest first (the chain
+        through ``supersedes``)."""
         authorize(principal, "memory.history")
-        record = self.get(principal, memory_id)
-        if record.fact_key is None:
-            return [record]
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            return txn.list_memories_by_fact_key(
+            record = self._get_txn(txn, principal, memory_id)
+            if record.fact_key is None:
+                return [record]
+            access = reader_txn(txn, principal)
+            versions = txn.list_memories_by_fact_key(
                 principal.tenant_id, record.scope.value, record.scope_id, record.fact_key
             )
+        return [r for r in versions if access.denies(r.scope, r.sensitivity) is None]
 
     def recalls(
         self,
@@ -487,6 +450,25 @@ class Memory:
                 principal.tenant_id, principal_id=recalled_by, memory_id=memory_id, limit=limit
             )
         return [RecallLogEntry.from_row(row) for row in rows]
+
+    @rules(scopes=pairs_of(Scope))
+    def in_scopes(
+        self, principal: Principal, scopes: Sequence[tuple[Scope | str, str]], *, limit: int = 100
+    ) -> list[MemoryRecord]:
+        """The active memories of the named scopes, oldest first, at most ``limit`` per
+        tenant that holds them (a ``global`` scope is read from the platform's tenant and
+        shown as :func:`seen_by` says); held, forgotten and superseded ones are left out."""
+        authorize(principal, "memory.in_scopes")
+        if not scopes:
+            raise InvalidInput("name at least one scope, e.g. user:u-1")
+        keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
+        active = [MemoryStatus.ACTIVE.value]
+        with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            return [
+                seen_by(principal, record)
+                for owner, owned in scope_keys_by_owner(principal.tenant_id, keys).items()
+                for record in txn.list_memories(owner, scopes=owned, statuses=active, limit=limit)
+            ]
 
     @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))
     def recall(
@@ -554,9 +536,18 @@ class Memory:
     # -- helpers -------------------------------------------------------------------------
 
     def _get_txn(self, txn: MemoryStore, principal: Principal, memory_id: str) -> MemoryRecord:
+        """The record, if the principal may read it (every call that returns or changes
+        a memory reads it here).
+
+        Raises:
+            NotFound: no such memory in the principal's tenant.
+            PermissionDenied: its scope or sensitivity is outside what the principal's
+                roles read (the tenant's ``read_access`` table).
+        """
         record = txn.get_memory(principal.tenant_id, memory_id)
         if record is None:
             raise NotFound(f"no memory {memory_id} in tenant {principal.tenant_id!r}")
+        reader_txn(txn, principal).check(record)
         return record
 
     def _audit_txn(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 
+from tether.errors import InvalidInput
 from tether.memory.models import Scope
+from tether.principals import GLOBAL_TENANT
 
 STOP_WORDS = frozenset(
     [
@@ -78,6 +81,30 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 def scope_key(scope: Scope | str, scope_id: str) -> str:
     return f"{Scope(scope).value}:{scope_id}"
+
+
+def parse_scope(value: str) -> tuple[Scope, str]:
+    """``kind:id`` (``user:u-1``, ``case:C-1001``) as a scope and its id; anything else is
+    :class:`InvalidInput` naming the valid kinds."""
+    kind, _, scope_id = value.partition(":")
+    try:
+        scope = Scope(kind)
+    except ValueError:
+        valid = ", ".join(s.value for s in Scope)
+        raise InvalidInput(f"scope {value!r}: use kind:id with kind one of {valid}") from None
+    if not scope_id:
+        raise InvalidInput(f"scope {value!r} has no id: use kind:id, e.g. user:u-1")
+    return scope, scope_id
+
+
+def scope_keys_by_owner(tenant_id: str, keys: Iterable[str]) -> dict[str, list[str]]:
+    """Scope keys grouped by the tenant that holds them: a ``global`` scope's memories are
+    in the reserved tenant :data:`GLOBAL_TENANT`, every other scope's in ``tenant_id``."""
+    owners: dict[str, list[str]] = {}
+    for key in keys:
+        owner = GLOBAL_TENANT if key.startswith(f"{Scope.GLOBAL.value}:") else tenant_id
+        owners.setdefault(owner, []).append(key)
+    return owners
 
 
 def tokens(text: str) -> list[str]:

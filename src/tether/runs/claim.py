@@ -28,6 +28,7 @@ from tether.errors import LeaseLost, RunCancelled, StorageUnavailable
 from tether.ids import IdSource
 from tether.runs import delta
 from tether.runs.models import (
+    PAUSE_REQUEST,
     Checkpoint,
     InterruptReason,
     JournalEntry,
@@ -144,11 +145,16 @@ class Claim:
         """The lease cannot be trusted any more: stop before the next durable write."""
         self.lost = reason
 
-    def cancelled_data(self) -> dict[str, Any]:
-        """The ``run.cancelled`` event's data: the reason stored with the request."""
+    def stop_requested(self) -> tuple[RunStatus, str, dict[str, Any]]:
+        """What the stop request that ended the claim asks for: the status, the event
+        and its data (the reason stored with the request). A request marked
+        :data:`PAUSE_REQUEST` pauses the run; any other cancels it."""
         with self.storage.transaction(self.run.tenant_id, write=False) as txn:
             current = txn.get_run(self.run.tenant_id, self.run.run_id)
-        return {"reason": (current.cancel_reason if current else None) or ""}
+        reason = (current.cancel_reason if current else None) or ""
+        if reason.startswith(PAUSE_REQUEST):
+            return RunStatus.PAUSED, "run.paused", {"reason": reason.removeprefix(PAUSE_REQUEST)}
+        return RunStatus.CANCELLED, "run.cancelled", {"reason": reason}
 
     def ensure_lease(self) -> None:
         """Refuse to go on (an effect's call, above all) once the lease is lost or has run

@@ -207,8 +207,7 @@ class Executor:
                     self._sync_procedures(claim)
                     self._loop(claim, workflow)
                 except RunCancelled:
-                    data = claim.cancelled_data()
-                    self._finish(claim, RunStatus.CANCELLED, "run.cancelled", data, error=None)
+                    self._finish(claim, *claim.stop_requested(), error=None)
             except LeaseLost:
                 log.warning(
                     "run %s: lease lost (%s); stopped",

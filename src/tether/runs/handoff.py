@@ -303,15 +303,17 @@ def _next_actions(run: Run, blocker: Blocker | None) -> list[str]:
         moment = _when(blocker.resume_at or run.resume_at)
         return [
             f"Nothing: the run resumes by itself at {moment}; an operator may resume it now "
-            f"with `tether runs resume {run.run_id}`."
+            f"with `tether runs resume {run.run_id} --reason <why>`."
         ]
     if blocker.kind == "paused":
-        return [f"An operator resumes the run: `tether runs resume {run.run_id}`."]
+        return [f"An operator resumes the run: `tether runs resume {run.run_id} --reason <why>`."]
     if blocker.kind == "failed":
         return [
             f"An operator reads the error (`tether runs show {run.run_id}`, "
-            f"`tether runs timeline {run.run_id}`), removes its cause and starts a new run; "
-            "the effects listed as applied happened and are not undone."
+            f"`tether runs inspect {run.run_id}`), removes its cause and retries the run "
+            f"(`tether runs retry {run.run_id} --reason <why>`, with `--to-version N` once "
+            "the fix is a new workflow version): the effects listed as applied replay from "
+            "the journal and are not done again."
         ]
     return ["Nothing: the run was cancelled; effects listed as applied are not undone."]
 

@@ -141,7 +141,13 @@ class Run(BaseModel):
     child_serial: bool = False
     """Runs only while no sibling runs (children run one at a time unless allowed)."""
     cancel_reason: str | None = None
-    """The reason given when cancellation of the running run was requested."""
+    """Why its worker was asked to stop it (``cancel_requested``): the digest of the
+    operator's note, prefixed with :data:`PAUSE_REQUEST` when the request is a pause."""
+
+
+PAUSE_REQUEST = "pause:"
+"""Marks a stop request (``cancel_requested``) that pauses the run instead of cancelling
+it: its worker parks it ``paused`` at its next node or effect."""
 
 
 class Checkpoint(BaseModel):

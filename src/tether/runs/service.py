@@ -1,7 +1,9 @@
-"""The run API: start runs, read them, answer their questions, decide approvals, cancel.
+"""The run API: start runs, read them, answer their questions, decide approvals.
 
 Every method takes the acting :class:`~tether.principals.Principal`; its tenant scopes
-every read and write, and its roles decide what it may do. Operator actions are audited.
+every read and write, and its roles decide what it may do. The operator's actions on a
+run (pause, resume, cancel, retry, skip, complete, fork) are ``app.runbook``
+(:mod:`tether.runs.runbook`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pydantic import BaseModel
 from tether import canonical
 from tether.audit.log import AuditLog
 from tether.clock import Clock
-from tether.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from tether.errors import Conflict, InvalidInput, PermissionDenied
 from tether.ids import IdSource, parse_id
 from tether.permissions import authorize, check_wait_answer
 from tether.principals import SYSTEM_ACTOR, Principal, Role
@@ -30,7 +32,6 @@ from tether.runs.models import (
     InterruptReason,
     JournalEntry,
     JournalKind,
-    JournalStatus,
     Run,
     RunEvent,
     RunStatus,
@@ -38,6 +39,7 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.runs.stuck import StuckRun, StuckThresholds, find_stuck
+from tether.runs.transitions import RunWriter
 from tether.runs.workflow import Workflow, WorkflowRegistry
 from tether.storage.base import Storage
 from tether.storage.stores import RunStore
@@ -56,6 +58,7 @@ class Runs:
         self._clock = clock
         self._ids = ids
         self._audit = audit
+        self._writer = RunWriter(clock)
 
     # -- starting and reading ------------------------------------------------------------
 
@@ -107,7 +110,7 @@ class Runs:
     def get(self, principal: Principal, run_id: str) -> Run:
         authorize(principal, "runs.get")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            return self._get_txn(txn, principal.tenant_id, run_id)
+            return self._writer.get_txn(txn, principal.tenant_id, run_id)
 
     @rules(status=one_of(RunStatus))
     def all(
@@ -155,26 +158,26 @@ class Runs:
     def events(self, principal: Principal, run_id: str) -> list[RunEvent]:
         authorize(principal, "runs.events")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            self._get_txn(txn, principal.tenant_id, run_id)
+            self._writer.get_txn(txn, principal.tenant_id, run_id)
             return txn.list_events(principal.tenant_id, run_id)
 
     def checkpoints(self, principal: Principal, run_id: str) -> list[Checkpoint]:
         authorize(principal, "runs.checkpoints")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            self._get_txn(txn, principal.tenant_id, run_id)
+            self._writer.get_txn(txn, principal.tenant_id, run_id)
             return txn.list_checkpoints(principal.tenant_id, run_id)
 
     def journal(self, principal: Principal, run_id: str) -> list[JournalEntry]:
         authorize(principal, "runs.journal")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            self._get_txn(txn, principal.tenant_id, run_id)
+            self._writer.get_txn(txn, principal.tenant_id, run_id)
             return txn.list_journal(principal.tenant_id, run_id)
 
     def state(self, principal: Principal, run_id: str) -> dict[str, Any]:
         """The run's state as of its last checkpoint."""
         authorize(principal, "runs.state")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            run = self._get_txn(txn, principal.tenant_id, run_id)
+            run = self._writer.get_txn(txn, principal.tenant_id, run_id)
             return load_state_dict(txn, run)[0]
 
     @rules(kind=one_of(JournalKind), status=one_of(WaitStatus))
@@ -199,7 +202,7 @@ class Runs:
     def wait(self, principal: Principal, wait_id: str) -> Wait:
         authorize(principal, "runs.wait")
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
-            return self._wait_txn(txn, principal.tenant_id, wait_id)
+            return self._writer.wait_txn(txn, principal.tenant_id, wait_id)
 
     def handoff(self, principal: Principal, run_id: str) -> str:
         """A Markdown handoff of the run for the next session: goal, completed steps,
@@ -212,7 +215,7 @@ class Runs:
         authorize(principal, "runs.handoff_document")
         tenant = principal.tenant_id
         with self._storage.transaction(tenant, write=False) as txn:
-            run = self._get_txn(txn, tenant, run_id)
+            run = self._writer.get_txn(txn, tenant, run_id)
             first = txn.list_checkpoints(tenant, run_id)[:1]
             return build_handoff(
                 run,
@@ -245,7 +248,7 @@ class Runs:
             if wait.reason is InterruptReason.CHILD_RUNS:
                 raise InvalidInput(f"{wait_id} waits on child runs; it resumes when they finish")
             addressee = wait.request.get("addressee")
-            started_by = self._get_txn(txn, principal.tenant_id, wait.run_id).created_by
+            started_by = self._writer.get_txn(txn, principal.tenant_id, wait.run_id).created_by
             check_wait_answer(
                 principal,
                 reason=wait.reason.value,
@@ -259,7 +262,7 @@ class Runs:
                     'answer {"result": <its result>} if it did, or {"retry": true} to run it again'
                 )
             result = {"answer": answer}
-            run = self._resolve_txn(
+            run = self._writer.resolve_txn(
                 txn, principal, wait, WaitStatus.ANSWERED, result, canonical.dumps(answer)
             )
             self._audit.record_by_txn(
@@ -304,7 +307,7 @@ class Runs:
                 decided_by=principal.principal_id,
                 comment=comment,
             )
-            run = self._resolve_txn(
+            run = self._writer.resolve_txn(
                 txn, principal, wait, status, {"comment": comment}, decision.model_dump_json()
             )
             self._audit.record_by_txn(
@@ -315,82 +318,6 @@ class Runs:
                 details={"approval_id": approval_id, "action_digest": wait.action_digest},
             )
             return run
-
-    def cancel(self, principal: Principal, run_id: str, *, reason: str = "") -> Run:
-        """Cancel a run. A waiting run is cancelled at once; a running one at its next
-        node or effect. Completed effects are not undone."""
-        authorize(principal, "runs.cancel")
-        with self._storage.transaction(principal.tenant_id) as txn:
-            run = self._get_txn(txn, principal.tenant_id, run_id)
-            if run.status in FINISHED:
-                raise Conflict(f"run {run_id} is already {run.status.value}")
-            updated = self._cancel_txn(txn, principal, run, reason)
-            self._audit.record_by_txn(
-                txn,
-                principal,
-                action="run.cancelled",
-                target=f"run:{run_id}",
-                details={"reason": reason},
-            )
-            return updated
-
-    def _cancel_txn(self, txn: RunStore, principal: Principal, run: Run, reason: str) -> Run:
-        """Cancel ``run`` (not finished) and, first, its unfinished child runs."""
-        for child in txn.list_children(run.tenant_id, run.run_id):
-            if child.status not in FINISHED:
-                self._cancel_txn(txn, principal, child, reason or "parent cancelled")
-        if run.status is RunStatus.RUNNING and run.lease_owner is not None:
-            txn.request_cancel(run.tenant_id, run.run_id, reason=reason)
-            return run.model_copy(update={"cancel_requested": True})
-        now = self._clock.now()
-        for wait in txn.list_waits(run.tenant_id, run_id=run.run_id, status="open"):
-            txn.resolve_wait(
-                run.tenant_id,
-                wait.wait_id,
-                status=WaitStatus.CANCELLED.value,
-                resolved_at=now,
-                resolved_by=principal.principal_id,
-                resolution={"reason": reason},
-            )
-        return self._transition_txn(
-            txn, principal, run, RunStatus.CANCELLED, "run.cancelled", {"reason": reason}
-        )
-
-    def resume(self, principal: Principal, run_id: str) -> Run:
-        """Put a paused or scheduled run back in the queue now.
-
-        A run waiting on an open question is resumed by answering it instead.
-        """
-        authorize(principal, "runs.resume")
-        with self._storage.transaction(principal.tenant_id) as txn:
-            run = self._get_txn(txn, principal.tenant_id, run_id)
-            if run.status in FINISHED:
-                raise Conflict(f"run {run_id} is {run.status.value}; a finished run cannot resume")
-            if run.status not in (RunStatus.PAUSED, RunStatus.SCHEDULED):
-                raise Conflict(
-                    f"run {run_id} is {run.status.value}; only paused or scheduled runs resume"
-                )
-            wait = txn.get_wait(principal.tenant_id, run.wait_id) if run.wait_id else None
-            if wait is not None and wait.status is WaitStatus.OPEN and wait.resume_at is None:
-                raise Conflict(
-                    f"run {run_id} waits on {wait.reason.value} {wait.wait_id}; answer it "
-                    "(or decide the approval) to resume"
-                )
-            if wait is not None and wait.status is WaitStatus.OPEN:
-                updated = self._resolve_txn(
-                    txn, principal, wait, WaitStatus.ANSWERED, {"resumed_early": True}, "null"
-                )
-            else:
-                updated = self._transition_txn(
-                    txn, principal, run, RunStatus.QUEUED, "run.resumed", {}
-                )
-            self._audit.record_by_txn(
-                txn,
-                principal,
-                action="run.resumed",
-                target=f"run:{run_id}",
-            )
-            return updated
 
     def settle_children(self, *, limit: int = 100) -> int:
         """Resume parents whose child runs have finished enough (all, any, or a count), in
@@ -424,8 +351,8 @@ class Runs:
         system = Principal(tenant_id, SYSTEM_ACTOR, frozenset({Role.ADMIN}))
         for child in children:
             if child.status not in FINISHED:
-                self._cancel_txn(txn, system, child, "enough siblings finished")
-        self._resolve_txn(
+                self._writer.cancel_txn(txn, system, child, "enough siblings finished")
+        self._writer.resolve_txn(
             txn, system, wait, WaitStatus.ANSWERED, {"children": finished}, canonical.dumps(results)
         )
         return True
@@ -477,30 +404,14 @@ class Runs:
                 result: str | None = None
                 if wait.kind is JournalKind.APPROVAL:
                     result = ApprovalDecision.expired(wait).model_dump_json()
-                self._resolve_txn(
+                self._writer.resolve_txn(
                     txn, system, wait, WaitStatus.EXPIRED, {"expired_at": now}, result
                 )
                 count += 1
         return count
 
-    # -- helpers -------------------------------------------------------------------------
-
-    def _get_txn(self, txn: RunStore, tenant_id: str, run_id: str) -> Run:
-        parse_id(run_id, what="run id")
-        run = txn.get_run(tenant_id, run_id)
-        if run is None:
-            raise NotFound(f"run {run_id} does not exist in tenant {tenant_id!r}")
-        return run
-
-    def _wait_txn(self, txn: RunStore, tenant_id: str, wait_id: str) -> Wait:
-        parse_id(wait_id, what="wait id")
-        wait = txn.get_wait(tenant_id, wait_id)
-        if wait is None:
-            raise NotFound(f"no interrupt or approval {wait_id} in tenant {tenant_id!r}")
-        return wait
-
     def _open_wait_txn(self, txn: RunStore, principal: Principal, wait_id: str) -> Wait:
-        wait = self._wait_txn(txn, principal.tenant_id, wait_id)
+        wait = self._writer.wait_txn(txn, principal.tenant_id, wait_id)
         if wait.status is not WaitStatus.OPEN:
             raise Conflict(f"{wait_id} is already {wait.status.value}; nothing to decide")
         now = self._clock.now()
@@ -509,89 +420,6 @@ class Runs:
                 f"{wait_id} expired at {wait.expires_at.isoformat()}; it can no longer be decided"
             )
         return wait
-
-    def _resolve_txn(
-        self,
-        txn: RunStore,
-        principal: Principal,
-        wait: Wait,
-        status: WaitStatus,
-        resolution: dict[str, Any],
-        journal_result: str | None,
-    ) -> Run:
-        now = self._clock.now()
-        if not txn.resolve_wait(
-            principal.tenant_id,
-            wait.wait_id,
-            status=status.value,
-            resolved_at=now,
-            resolved_by=principal.principal_id,
-            resolution=resolution,
-        ):
-            raise Conflict(f"{wait.wait_id} was decided concurrently")
-        if wait.position and journal_result is not None:
-            for entry in txn.list_journal_visit(wait.tenant_id, wait.run_id, wait.node, wait.visit):
-                if entry.position == wait.position and entry.kind in (
-                    JournalKind.INTERRUPT,
-                    JournalKind.APPROVAL,
-                ):
-                    txn.upsert_journal_entries(
-                        [
-                            entry.model_copy(
-                                update={
-                                    "status": JournalStatus.DONE,
-                                    "result": journal_result,
-                                    "finished_at": now,
-                                }
-                            )
-                        ]
-                    )
-        run = self._get_txn(txn, wait.tenant_id, wait.run_id)
-        if run.status in FINISHED:
-            raise Conflict(f"run {run.run_id} is already {run.status.value}")
-        return self._transition_txn(
-            txn, principal, run, RunStatus.QUEUED, f"wait.{status.value}", {"wait_id": wait.wait_id}
-        )
-
-    def _transition_txn(
-        self,
-        txn: RunStore,
-        principal: Principal,
-        run: Run,
-        status: RunStatus,
-        event: str,
-        data: dict[str, Any],
-    ) -> Run:
-        now = self._clock.now()
-        updated = run.model_copy(
-            update={
-                "status": status,
-                "wait_id": None,
-                "resume_at": None,
-                "event_seq": run.event_seq + 1,
-                "updated_at": now,
-                "updated_by": principal.principal_id,
-            }
-        )
-        saved = txn.save_run(updated, expected_version=run.version, expected_owner=run.lease_owner)
-        if saved is None:
-            raise Conflict(f"run {run.run_id} changed concurrently; try again")
-        txn.insert_events(
-            [self._event(updated, updated.event_seq, event, {**data, "by": principal.principal_id})]
-        )
-        return updated.model_copy(update={"version": saved[0]})
-
-    def _event(self, run: Run, seq: int, type_: str, data: dict[str, Any]) -> RunEvent:
-        return RunEvent(
-            tenant_id=run.tenant_id,
-            run_id=run.run_id,
-            seq=seq,
-            at=self._clock.now(),
-            type=type_,
-            node=run.current_node,
-            duration_ms=None,
-            data=data,
-        )
 
 
 def _settles_effect(answer: Any) -> bool:

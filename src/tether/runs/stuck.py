@@ -41,16 +41,16 @@ class StuckCause(enum.StrEnum):
 
 
 SUGGESTED: Mapping[StuckCause, str] = {
-    StuckCause.NO_CHECKPOINT: "tether runs timeline {run_id}",
+    StuckCause.NO_CHECKPOINT: "tether runs inspect {run_id}",
     StuckCause.LEASE_EXPIRED: "tether worker --workflows <module:registry>",
     StuckCause.WAIT_EXPIRED: "tether worker --workflows <module:registry>",
     StuckCause.APPROVAL_EXPIRED: "tether worker --workflows <module:registry>",
-    StuckCause.RETRIES_EXHAUSTED: "tether runs show {run_id}",
-    StuckCause.EFFECT_UNANSWERED: "tether runs show {run_id}",
+    StuckCause.RETRIES_EXHAUSTED: "tether runs inspect {run_id}",
+    StuckCause.EFFECT_UNANSWERED: "tether runs inspect {run_id}",
     StuckCause.REPEATED_TAKEOVERS: "tether runs cancel {run_id} --reason <why>",
     StuckCause.STATUS_MISMATCH: "tether runs cancel {run_id} --reason <why>",
 }
-"""What an operator runs first for each cause (``tether runs show`` for the details). An
+"""What an operator runs first for each cause (``tether runs inspect`` for the details). An
 expired wait can no longer be answered or decided: an idle worker expires it and the run
 moves on (an expired question raises ``InterruptExpired`` in the node, an expired approval
 takes the rejection path)."""

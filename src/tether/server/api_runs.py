@@ -56,10 +56,14 @@ class StartRun(BaseModel):
     deadline: AwareDatetime | None = Field(None, description="The run fails if not done by then.")
 
 
-class Cancel(BaseModel):
+class Reasoned(BaseModel):
+    """An operator action's reason (required) and optional comment: both are kept as an
+    erasable operator note that the run's event and the audit entry cite by digest."""
+
     model_config = ConfigDict(extra="forbid")
 
-    reason: str = Field("", max_length=2000, description="Why (kept in the run's events).")
+    reason: str = Field(min_length=1, max_length=2000, description="Why (required).")
+    comment: str | None = Field(None, max_length=2000, description="Anything else to keep.")
 
 
 class Answer(BaseModel):
@@ -245,11 +249,12 @@ def run_handoff_markdown(run_id: RunId, app: TetherApp, caller: Caller) -> Plain
     response_model=Run,
     responses=error_responses(409),
 )
-def cancel_run(run_id: RunId, app: TetherApp, caller: Caller, body: Cancel | None = None) -> Run:
+def cancel_run(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> Run:
     """Cancel a run: a waiting run at once, a running one at its next node or effect
     (`cancel_requested`). Completed effects are not undone. A finished run is a conflict.
-    Needs `runs.control` (operator, admin)."""
-    return app.runs.cancel(caller, run_id, reason=body.reason if body is not None else "")
+    The reason is required; the `run.cancelled` event cites it by digest. Needs
+    `runs.control` (operator, admin)."""
+    return app.runbook.cancel(caller, run_id, reason=body.reason, comment=body.comment)
 
 
 @router.post(
@@ -258,10 +263,10 @@ def cancel_run(run_id: RunId, app: TetherApp, caller: Caller, body: Cancel | Non
     response_model=Run,
     responses=error_responses(409),
 )
-def resume_run(run_id: RunId, app: TetherApp, caller: Caller) -> Run:
+def resume_run(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> Run:
     """Put a paused or scheduled run back in the queue now (a run waiting on a question is
-    resumed by answering it). Needs `runs.control`."""
-    return app.runs.resume(caller, run_id)
+    resumed by answering it). The reason is required. Needs `runs.control`."""
+    return app.runbook.resume(caller, run_id, reason=body.reason, comment=body.comment)
 
 
 # Runbook actions on stuck runs (retry, skip, complete by hand, fork from a checkpoint)

@@ -32,6 +32,8 @@ from tether.storage.rows import (
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 _KINDS = {kind.value: kind for kind in MemoryKind}
 _STATUSES = {status.value: status for status in MemoryStatus}
+_SCOPES = {scope.value: scope for scope in Scope}
+_SENSITIVITIES = {level.value: level for level in Sensitivity}
 
 
 _CONSONANTS = "bcdfghjklmnpqrstvwxz"
@@ -117,6 +119,8 @@ class MemoryOps(QueryTransaction):
         return MemoryCandidate(
             tenant_id=row["tenant_id"],
             memory_id=row["memory_id"],
+            scope=_SCOPES[row["scope"]],
+            sensitivity=_SENSITIVITIES[row["sensitivity"]],
             kind=_KINDS[row["kind"]],
             status=_STATUSES[row["status"]],
             tags=[] if tags == "[]" else canonical.loads(tags),

@@ -118,6 +118,27 @@ class RunOps(QueryTransaction):
         row = self._one("request_cancel", tenant_id=tenant_id, run_id=run_id, reason=reason)
         return row is not None
 
+    def set_run_control(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        workflow_version: int,
+        cancel_requested: bool,
+        cancel_reason: str | None,
+        expected_version: int,
+    ) -> bool:
+        row = self._one(
+            "set_run_control",
+            tenant_id=tenant_id,
+            run_id=run_id,
+            workflow_version=workflow_version,
+            cancel_requested=cancel_requested,
+            cancel_reason=cancel_reason,
+            expected_version=expected_version,
+        )
+        return row is not None
+
     def claim_run(
         self,
         tenant_id: str,

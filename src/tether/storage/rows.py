@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
-    from tether.memory.models import MemoryKind, MemoryStatus
+    from tether.memory.models import MemoryKind, MemoryStatus, Scope, Sensitivity
     from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
 
 
@@ -110,6 +110,8 @@ class MemoryCandidate:
 
     tenant_id: str
     memory_id: str
+    scope: Scope
+    sensitivity: Sensitivity
     kind: MemoryKind
     status: MemoryStatus
     tags: list[str]

@@ -106,6 +106,20 @@ class RunStore(Protocol):
         ``run.cancelled`` event."""
         ...
 
+    def set_run_control(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        workflow_version: int,
+        cancel_requested: bool,
+        cancel_reason: str | None,
+        expected_version: int,
+    ) -> bool:
+        """Pin the run to ``workflow_version`` and set or clear a request that its worker
+        stop it (``save_run`` writes neither), if the run is at ``expected_version``."""
+        ...
+
     def claim_run(
         self,
         tenant_id: str,

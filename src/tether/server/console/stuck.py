@@ -40,13 +40,13 @@ def stuck_page(request: Request, site: Site, session: LoggedIn) -> HTMLResponse:
 def cancel(
     request: Request, site: Site, session: LoggedIn, run_id: str, reason: Reason, back: Back = "run"
 ) -> Response:
-    site.app.runs.cancel(session.principal, run_id, reason=reason.strip())
+    site.app.runbook.cancel(session.principal, run_id, reason=reason)
     return back_to(request, back, run_id)
 
 
 @router.post("/runs/{run_id}/resume")
 def resume(
-    request: Request, site: Site, session: LoggedIn, run_id: str, back: Back = "run"
+    request: Request, site: Site, session: LoggedIn, run_id: str, reason: Reason, back: Back = "run"
 ) -> Response:
-    site.app.runs.resume(session.principal, run_id)
+    site.app.runbook.resume(session.principal, run_id, reason=reason)
     return back_to(request, back, run_id)

@@ -268,3 +268,13 @@ WHERE tenant_id = :tenant_id
            AND NOT EXISTS (SELECT 1 FROM run_waits w
                            WHERE w.tenant_id = r.tenant_id AND w.run_id = r.run_id
                              AND w.status = 'open')));
+
+-- name: set_run_control
+-- An operator's change to what save_run leaves alone: the workflow version the run is
+-- pinned to, and a pending request that its worker stop it (cancel or pause). Written in
+-- the transaction that has just saved the run row, so the row is already the writer's.
+UPDATE runs
+SET workflow_version = :workflow_version, cancel_requested = :cancel_requested,
+    cancel_reason = :cancel_reason
+WHERE tenant_id = :tenant_id AND run_id = :run_id
+RETURNING version;

@@ -1,0 +1,82 @@
+"""Who an MCP server acts as, and where: one principal of one tenant, fixed at start.
+
+The server is handed a :class:`Binding`, never a principal. Its :data:`PrincipalSource`
+is asked for the principal at every tool call, so the roles are read from the database
+each time: a role granted or revoked applies to the next call, without a restart.
+:func:`configured` names the principal by configuration (``--tenant`` and ``--as``); any
+other way to name one (a credential the client presents, say) is another function that
+returns a :data:`PrincipalSource`, and nothing else in the server changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from tether.app import Tether
+from tether.errors import PermissionDenied
+from tether.memory.models import MemoryRecord, Scope
+from tether.memory.text import parse_scope, scope_key
+from tether.permissions import authorize
+from tether.principals import Principal
+
+
+class PrincipalSource(Protocol):
+    """Gives the principal a tool call acts as, with its current roles."""
+
+    def __call__(self, app: Tether, /) -> Principal: ...
+
+
+def configured(tenant_id: str, principal_id: str) -> PrincipalSource:
+    """The principal ``principal_id`` of ``tenant_id``, as configured for the server."""
+
+    def principal(app: Tether) -> Principal:
+        return app.tenants.principal(tenant_id, principal_id)
+
+    return principal
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What the server's tools act as, and the scopes they are confined to.
+
+    With no ``scopes``, a tool names its own and the principal's roles decide; with some,
+    every tool stays inside them (a memory outside them is refused even by id) and a tool
+    that names none uses them all.
+    """
+
+    principal: PrincipalSource
+    scopes: tuple[tuple[Scope, str], ...] = ()
+
+    @classmethod
+    def of(cls, principal: PrincipalSource, scopes: Sequence[str] = ()) -> Binding:
+        """A binding from ``kind:id`` scope strings (``user:u-1``)."""
+        return cls(principal, tuple(dict.fromkeys(parse_scope(value) for value in scopes)))
+
+    def check(self, app: Tether) -> Principal:
+        """The principal, refused unless it may read memory (what every tool needs)."""
+        principal = self.principal(app)
+        authorize(principal, "memory.recall")
+        return principal
+
+    def scopes_for(self, given: Sequence[str] | None) -> list[tuple[Scope, str]]:
+        """The scopes a tool call names, inside the binding's; the binding's when none."""
+        if not given:
+            return list(self.scopes)
+        scopes = [parse_scope(value) for value in given]
+        for scope in scopes:
+            self.require_scope(*scope)
+        return scopes
+
+    def require_scope(self, scope: Scope, scope_id: str) -> None:
+        if self.scopes and (scope, scope_id) not in self.scopes:
+            allowed = ", ".join(scope_key(*pair) for pair in self.scopes)
+            raise PermissionDenied(
+                f"scope {scope_key(scope, scope_id)!r} is outside this server's scopes ({allowed})"
+            )
+
+    def require_record(self, record: MemoryRecord) -> MemoryRecord:
+        """``record``, refused when it lies outside the binding's scopes."""
+        self.require_scope(record.scope, record.scope_id)
+        return record
