@@ -2,8 +2,8 @@
 port, and a worker thread.
 
 The database (SQLite, in a temporary directory) holds two tenants. ``acme`` has a
-principal per role and an API key for each, claims waiting for an approval, a run stuck on
-an effect whose outcome nobody recorded (started two hours ago, with a clock set back),
+principal per role and an API key for each, claims waiting for an approval, two runs stuck
+on an effect whose outcome nobody recorded (started two hours ago, with a clock set back),
 memories (one of them hostile markup) and a held proposal; ``globex`` has a run of its own
 and a key. The server is the application ``tether serve`` runs (``create_app``) under
 uvicorn in a thread; the worker is the library's ``Worker`` on a thread of its own,
@@ -125,6 +125,9 @@ def stalled_workflow() -> Workflow[Stalled]:
 
 
 CLAIMS = WorkflowRegistry(claim_workflow())
+SERVED = WorkflowRegistry(claim_workflow(), stalled_workflow())
+"""What the server knows (``tether serve --workflows``): the runbook's skip, complete and
+fork need the workflow's code. The worker runs only claims."""
 ROLES = {"sam": "approver", "olga": "operator", "vic": "viewer", "agent-1": "agent"}
 
 
@@ -137,7 +140,8 @@ class Seeded:
     keys: dict[str, str] = field(default_factory=dict)
     claims: dict[str, str] = field(default_factory=dict)
     """Claim id -> run id (acme)."""
-    stuck_run: str = ""
+    stuck_runs: list[str] = field(default_factory=list)
+    """Two runs whose worker died inside an effect (stuck: ``effect_unanswered``)."""
     hostile_run: str = ""
     globex_run: str = ""
     memories: dict[str, str] = field(default_factory=dict)
@@ -199,18 +203,18 @@ def seed(directory: Path, key_file: Path) -> Seeded:
         )
         assert held.verdict.value == "held" and held.memory_id, held
         seeded.held_memory = held.memory_id
-    seeded.stuck_run = _stuck_run(settings)
+    seeded.stuck_runs = [_stuck_run(settings, target) for target in ("refund-77", "refund-78")]
     return seeded
 
 
-def _stuck_run(settings: Any) -> str:
+def _stuck_run(settings: Any, target: str) -> str:
     """A run whose worker died inside an effect two hours ago: taken over, it waits for a
     person to say whether the effect happened (stuck: ``effect_unanswered``)."""
     clock = FakeClock(SystemClock().now() - timedelta(hours=2))
     with Tether.open(settings, clock=clock) as app:
         registry = WorkflowRegistry(stalled_workflow())
         olga = app.tenants.principal("acme", "olga")
-        run = app.runs.start(olga, registry.get("stalled"), Stalled(target="refund-77"))
+        run = app.runs.start(olga, registry.get("stalled"), Stalled(target=target))
         executor = app.executor(registry, owner="doomed")
         with suppress(Crash):
             executor.execute("acme", run.run_id)
@@ -249,7 +253,7 @@ def serve(seeded: Seeded) -> Iterator[Served]:
     with Tether.open(settings) as app:
         port = free_port()
         config = uvicorn.Config(
-            create_app(app, workflows=CLAIMS),
+            create_app(app, workflows=SERVED),
             host="127.0.0.1",
             port=port,
             log_level="warning",

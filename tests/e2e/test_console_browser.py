@@ -177,16 +177,16 @@ def test_logging_in_shows_the_tenants_runs_and_filters_them(
     assert alice.page.inner_text("#whoami") == "alice @ acme"
     shown = set(listed(alice.page, "table.runs tbody tr[data-run]", "run"))
     seeded = served.seeded
-    assert {*seeded.claims.values(), seeded.hostile_run, seeded.stuck_run} <= shown
+    assert {*seeded.claims.values(), seeded.hostile_run, *seeded.stuck_runs} <= shown
     assert seeded.globex_run not in shown
     alice.shot("runs")
 
     alice.page.select_option("select[name=status]", "paused")
     wait_until(
-        lambda: alice.page.locator("table.runs tbody tr[data-run]").count() == 1,
+        lambda: alice.page.locator("table.runs tbody tr[data-run]").count() == 2,
         "the status filter to apply",
     )
-    assert alice.page.get_attribute("table.runs tbody tr[data-run]", "data-run") == seeded.stuck_run
+    assert set(listed(alice.page, "table.runs tbody tr[data-run]", "run")) == set(seeded.stuck_runs)
     assert "status=paused" in alice.page.url
     alice.check()
 
@@ -309,25 +309,102 @@ def test_correcting_a_memory_shows_its_history_and_who_recalled_it(
 def test_cancelling_a_stuck_run_with_a_reason(
     operator: Callable[[str], Operator], served: Served
 ) -> None:
-    stuck = served.seeded.stuck_run
+    stuck = served.seeded.stuck_runs[0]
     olga = operator("olga")
     olga.go("/console/stuck")
     row = olga.page.locator(f"tr.stuck-run[data-run='{stuck}']").first
     assert row.get_attribute("data-cause") == "effect_unanswered"
-    assert "tether runs show" in row.inner_text()
+    assert f"tether runs inspect {stuck}" in row.inner_text()
     olga.shot("stuck-runs")
-    row.locator("input[name=reason]").fill("refund pushed by hand; ticket OPS-12")
-    row.locator("button:has-text('Cancel run')").click()
+    cancel = row.locator("form.runbook-cancel")
+    cancel.locator("input[name=reason]").fill("refund pushed by hand; ticket OPS-12")
+    cancel.locator("button").click()
     olga.page.wait_for_selector(f"tr.stuck-run[data-run='{stuck}']", state="detached")
     olga.check()
 
     olga.go(f"/console/runs/{stuck}")
     assert "cancelled" in olga.page.inner_text("#run-status")
     assert "refund pushed by hand" in olga.page.inner_text("#handoff")
+    assert "OPS-12" in olga.page.inner_text("#events")
     olga.go(f"/console/audit?run={stuck}&action=run.cancelled")
     entry = olga.page.inner_text("#entries tr.entry")
     assert "olga" in entry and "OPS-12" in entry
     olga.shot("stuck-run-cancelled")
+
+
+def test_completing_a_stuck_runs_node_by_hand_from_the_runbook(
+    operator: Callable[[str], Operator], served: Served
+) -> None:
+    """The refund was pushed by hand: the operator completes the node with what it would
+    have recorded, and the run completes without calling the service again."""
+    stuck = served.seeded.stuck_runs[1]
+    olga = operator("olga")
+    olga.go("/console/stuck")
+    olga.page.locator(f"tr.stuck-run[data-run='{stuck}'] a:has-text('more actions')").click()
+    olga.page.wait_for_selector("#runbook")
+    olga.check()
+    runbook = olga.page.locator("#runbook")
+    assert "push_refund" in runbook.locator("p.error").inner_text()
+    assert runbook.locator("ul.suggested li").count() > 0
+    offered = [item.get_attribute("id") for item in runbook.locator("details.runbook").all()]
+    assert offered == [
+        "runbook-retry_node",
+        "runbook-skip",
+        "runbook-complete",
+        "runbook-cancel",
+        "runbook-fork",
+    ]
+    complete = olga.page.locator("#runbook-complete")
+    complete.locator("summary").click()
+    complete.locator("textarea[name=output]").fill('{"target": "refund-78 (paid by hand)"}')
+    complete.locator("input[name=reason]").fill("refund 78 confirmed in the bank portal")
+    olga.shot("runbook-complete-form")
+    complete.locator("button[type=submit]").click()
+    olga.page.wait_for_selector("#runbook-complete", state="detached")
+    olga.check()
+    assert "completed" in olga.page.inner_text("#run-status")
+    assert "refund-78 (paid by hand)" in olga.page.inner_text("#state")
+    assert "bank portal" in olga.page.inner_text("#events")
+    assert listed(olga.page, "#events tr.event", "type")[-1] == "run.completed"
+    olga.go(f"/console/audit?run={stuck}&action=run.completed_by_hand")
+    assert "bank portal" in olga.page.inner_text("#entries tr.entry")
+    olga.shot("runbook-completed")
+
+
+def test_forking_a_run_from_a_checkpoint_opens_the_new_run(
+    operator: Callable[[str], Operator], served: Served
+) -> None:
+    original = served.seeded.claims["C-2"]
+    alice = operator("alice")
+    alice.go(f"/console/runs/{original}")
+    fork = alice.page.locator("#runbook-fork")
+    fork.locator("summary").click()
+    fork.locator("select[name=checkpoint]").select_option("1")
+    fork.locator("textarea[name=patch]").fill('{"amount": 450}')
+    fork.locator("input[name=reason]").fill("re-run the claim at the agreed amount")
+    fork.locator("button[type=submit]").click()
+    alice.page.wait_for_selector("#problem")
+    assert "notify_claimant" in alice.page.inner_text("#problem")
+    assert alice.page.url.endswith(f"/console/runs/{original}")
+    refused = [error for error in alice.errors if error.startswith("409 ")]
+    assert len(refused) == 1 and refused[0].endswith("/runbook/fork")
+    alice.errors.remove(refused[0])
+    alice.check()
+
+    alice.go(f"/console/runs/{original}")
+    fork.locator("summary").click()
+    fork.locator("select[name=checkpoint]").select_option("1")
+    fork.locator("textarea[name=patch]").fill('{"amount": 450}')
+    fork.locator("input[name=rerun_effects]").check()
+    fork.locator("input[name=reason]").fill("re-run the claim at the agreed amount")
+    fork.locator("button[type=submit]").click()
+    alice.page.wait_for_url(lambda url: f"/console/runs/{original}" not in url)
+    alice.check()
+    forked = alice.page.url.rsplit("/", 1)[1]
+    assert alice.page.inner_text("#run-node") == "request_approval"
+    assert '"amount": 450' in alice.page.inner_text("#state")
+    alice.shot("runbook-forked")
+    assert served.app.runs.get(_admin(served), forked).run_id == forked
 
 
 def test_a_viewer_sees_no_decision_form_and_a_forged_decision_is_refused(

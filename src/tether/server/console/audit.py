@@ -3,17 +3,19 @@
 The trail (``app.audit.entries``) is read in order and filtered here, a page at a time;
 the recall log (``app.memory.recalls``) shows who recalled which memories, for a
 principal or a memory (never the query text: only its digest). Both need ``audit.read``.
+Operators' reasons, which entries cite by digest, are shown as their text.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from tether.audit.log import AuditEntry
-from tether.server.console.common import LoggedIn, Site, show
+from tether.server.console.common import LoggedIn, Site, operator_notes, show
 
 router = APIRouter()
 
@@ -67,12 +69,14 @@ def audit_page(
         recalls = site.app.memory.recalls(
             session.principal, recalled_by=principal or None, memory_id=memory or None, limit=PAGE
         )
+    cited = [json.dumps(entry.details, default=str) for entry in entries]
     return show(
         site,
         request,
         "audit.html",
         session,
         entries=entries,
+        notes=operator_notes(site.app, session.principal, cited),
         more=more,
         recalls=recalls,
         filters={"run": run, "principal": principal, "memory": memory, "action": action},

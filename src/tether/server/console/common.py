@@ -3,6 +3,8 @@ page context (who is logged in, the CSRF token, ``can(operation)``)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -11,7 +13,9 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment
 
 from tether.app import Tether
+from tether.errors import NotFound
 from tether.permissions import OPERATIONS, allows
+from tether.principals import Principal
 from tether.runs.workflow import WorkflowRegistry
 from tether.server.auth import principal_for_key
 from tether.server.console.render import render
@@ -82,3 +86,22 @@ def show(
     return render(
         console.templates, request, template, {**page_context(session), **context}, status=status
     )
+
+
+NOTE = re.compile(r"note:[0-9a-f]{64}")
+
+
+def operator_notes(app: Tether, principal: Principal, texts: Iterable[str]) -> dict[str, str]:
+    """The operators' notes (reasons, comments) the ``texts`` cite by digest, as the
+    principal may read them (``notes.read``: those who read the audit trail; others see
+    the digests). An erased note reads as such."""
+    cited = sorted({digest for text in texts for digest in NOTE.findall(text)})
+    if not cited or not allows(principal, OPERATIONS["notes.read"]):
+        return {}
+    found = {}
+    for digest in cited:
+        try:
+            found[digest] = app.notes.read(principal, digest)
+        except NotFound:
+            found[digest] = "(note erased)"
+    return found

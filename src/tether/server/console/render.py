@@ -97,6 +97,21 @@ def literal(value: Any, limit: int = 400) -> str:
     return compact(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str), limit)
 
 
+def with_notes(value: Any, notes: Mapping[str, str]) -> Any:
+    """``value`` with each operator note it cites by digest replaced by the note's text."""
+    if not notes:
+        return value
+    if isinstance(value, str):
+        for digest, text in notes.items():
+            value = value.replace(digest, text)
+        return value
+    if isinstance(value, Mapping):
+        return {key: with_notes(item, notes) for key, item in value.items()}
+    if isinstance(value, list):
+        return [with_notes(item, notes) for item in value]
+    return value
+
+
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -124,7 +139,12 @@ def make_environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        when=when, pretty=pretty, compact=compact, literal=literal, duration=duration
+        when=when,
+        pretty=pretty,
+        compact=compact,
+        literal=literal,
+        duration=duration,
+        with_notes=with_notes,
     )
     return env
 
@@ -153,13 +173,15 @@ def error_page(
     context: Mapping[str, Any],
 ) -> HTMLResponse:
     """An error as a page (the message passes the redactor, like every error Tether
-    shows)."""
+    shows). After a form sent by htmx the address stays the form's page's."""
+    stay = request.method != "GET" and request.headers.get("hx-request") == "true"
     return render(
         env,
         request,
         "error.html",
         {**context, "status": status, "title": title, "message": redact(message)},
         status=status,
+        headers={"HX-Push-Url": "false"} if stay else None,
     )
 
 

@@ -5,11 +5,14 @@ of a tenant sees its own tenant's runs (``app.runs.page``); a platform administr
 a tenant and sees its run rows (``app.platform.runs``), without their content. The
 timeline shows everything the run recorded: events, checkpoints with the changes between
 consecutive ones, effects with their keys and outcomes, steps, waits and approvals (open
-ones with their decision form), and the handoff document.
+ones with their decision form), and the handoff document; operators' reasons cited by
+digest are shown as their text to those who may read the notes; and the runbook forms
+that fit the run's status (:mod:`tether.server.console.runbook`).
 """
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Annotated
 
@@ -21,7 +24,8 @@ from tether.permissions import OPERATIONS, allows
 from tether.runs.listing import RunQuery
 from tether.runs.models import JournalKind, Run, RunStatus, WaitStatus
 from tether.server.console.approvals import may_decide
-from tether.server.console.common import LoggedIn, Site, show
+from tether.server.console.common import LoggedIn, Site, operator_notes, show
+from tether.server.console.runbook import available, node_names
 from tether.server.console.timeline import checkpoint_views, journal_views
 
 router = APIRouter()
@@ -111,21 +115,29 @@ def run_page(request: Request, site: Site, session: LoggedIn, run_id: str) -> HT
         for wait in waits
         if wait.kind is JournalKind.APPROVAL and wait.status is WaitStatus.OPEN
     ]
+    events = runs.events(principal, run_id)
+    handoff = runs.handoff_document(principal, run_id)
+    cited = [handoff.model_dump_json(), run.cancel_reason or ""]
+    cited += [json.dumps(event.data, default=str) for event in events]
     return show(
         site,
         request,
         "run.html",
         session,
         run=run,
-        events=runs.events(principal, run_id),
+        events=events,
         checkpoints=checkpoint_views(runs.checkpoints(principal, run_id)),
         effects=journal_views(journal, kinds=[JournalKind.EFFECT]),
         steps=journal_views(journal, kinds=[JournalKind.STEP]),
         waits=waits,
         open_approvals=open_approvals,
         deciders={wait.wait_id: may_decide(principal, wait) for wait in open_approvals},
-        handoff=runs.handoff_document(principal, run_id),
+        handoff=handoff,
         state=runs.state(principal, run_id),
+        notes=operator_notes(site.app, principal, cited),
+        inspection=site.app.runbook.inspect(principal, run_id),
+        actions=available(run),
+        nodes=node_names(site.workflows, run),
     )
 
 

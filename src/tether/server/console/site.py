@@ -26,7 +26,7 @@ from tether.app import Tether
 from tether.redaction import get_logger
 from tether.runs.workflow import WorkflowRegistry
 from tether.server.auth import principal_for_key
-from tether.server.console import approvals, audit, memory, runs, stuck
+from tether.server.console import approvals, audit, memory, runbook, runs, stuck
 from tether.server.console.common import (
     Console,
     LoginRequired,
@@ -280,7 +280,7 @@ def create_console(app: Tether, workflows: WorkflowRegistry | None = None) -> Fa
     site.add_middleware(SecurityHeaders)
     _add_auth_routes(site)
     _add_error_pages(site)
-    for module in (runs, stuck, approvals, memory, audit):
+    for module in (runs, runbook, stuck, approvals, memory, audit):
         site.include_router(module.router)
     site.mount("/static", StaticFiles(directory=STATIC), name="static")
     return site
