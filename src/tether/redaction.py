@@ -2,11 +2,12 @@
 
 :func:`redact` is used by every error path and log line: it hides the credentials of any
 connection string in the text (``scheme://user:password@host``, ``password=…``), whatever
-characters the password holds (``/ # ? % @`` included), and removes every known secret
-passed in (the configured URL's password, decoded and encoded, and the pieces a URL parser
-would split it into). :func:`describe_exception` is what the run engine stores for a failed
-node or effect: the exception text with credentials, secrets and personal data found by
-the memory detector (:mod:`tether.memory.pii`) replaced by placeholders.
+characters the password holds (``/ # ? % @`` included), and the secret of any API key
+(``tk~<tenant>~<key id>~***``), and removes every known secret passed in (the configured
+URL's password, decoded and encoded, and the pieces a URL parser would split it into).
+:func:`describe_exception` is what the run engine stores for a failed node or effect: the
+exception text with credentials, secrets and personal data found by the memory detector
+(:mod:`tether.memory.pii`) replaced by placeholders.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ _URL_CREDENTIALS = re.compile(
 _KEY_VALUE_PASSWORD = re.compile(
     r"(?i)(?P<head>\b(?:password|passwd|pwd)\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'|[^\s&'\"]+)"
 )
+_API_KEY_SECRET = re.compile(r"(?P<head>\btk~[^\s~]{1,100}~[0-9a-f]{16}~)[0-9a-f]{64}(?![0-9a-f])")
+"""An API key's secret (``tk~<tenant>~<key id>~<secret>``, :mod:`tether.apikeys`): the
+public part before it is kept, so the key can still be recognised."""
 _SPLITTERS = re.compile(r"[/#?%@:;&=]")
 _MIN_PIECE = 3
 
@@ -68,9 +72,11 @@ def secret_forms(secrets: Iterable[str]) -> list[str]:
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with connection-string credentials and every given secret masked."""
+    """``text`` with connection-string credentials, API keys' secrets and every given
+    secret masked."""
     for secret in secret_forms(secrets):
         text = text.replace(secret, MASK)
+    text = _API_KEY_SECRET.sub(lambda m: m.group("head") + MASK, text)
     text = _URL_CREDENTIALS.sub(lambda m: m.group("head") + MASK + "@", text)
     return _KEY_VALUE_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
 

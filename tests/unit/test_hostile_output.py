@@ -75,6 +75,20 @@ def test_log_lines_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
     assert "postgresql://app:***@db/x" in caplog.text
 
 
+def test_an_api_keys_secret_is_masked_wherever_it_shows_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = "0123456789abcdef" * 4
+    key = f"tk~acme~89ab01cd23ef4567~{secret}"
+    masked = "tk~acme~89ab01cd23ef4567~***"
+    assert redact(f"refused Bearer {key}, retrying") == f"refused Bearer {masked}, retrying"
+    assert secret not in describe_exception(RuntimeError(f"--api-key={key}"))
+    log = get_logger("tether.test-redaction")
+    with caplog.at_level(logging.INFO, logger="tether.test-redaction"):
+        log.info("client key %s", key)
+    assert secret not in caplog.text and masked in caplog.text
+
+
 @pytest.mark.parametrize(
     "text",
     [

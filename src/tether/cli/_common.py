@@ -39,7 +39,7 @@ from tether.redaction import redact, url_secrets
 from tether.validation import validation_message
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SECRET_VARIABLES = ("TETHER_SECRET_KEY", "TETHER_SUMMARIZER_KEY")
+_SECRET_VARIABLES = ("TETHER_SECRET_KEY", "TETHER_SUMMARIZER_KEY", "TETHER_API_KEY")
 _URL_VARIABLES = ("TETHER_URL", "TETHER_REDIS_URL")
 _WIDEST_TABLE = 100_000
 _OTHER_COLUMN = 8
