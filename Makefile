@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test test-long lint bench clean
 
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -16,7 +19,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m examples.case_review --dir demo-output
 
-test: $(STAMP)
+# The console's browser tests drive Debian's chromium; installed only when it is missing.
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) apt-get install -y chromium
+
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest -q
 
 test-long: $(STAMP)

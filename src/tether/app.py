@@ -20,6 +20,7 @@ from tether.memory.service import Memory
 from tether.procedures.service import Procedures
 from tether.runs.engine import Executor
 from tether.runs.inbox import Inbox
+from tether.runs.platform import PlatformRuns
 from tether.runs.retention import RunRetention
 from tether.runs.runbook import Runbook
 from tether.runs.service import Runs
@@ -71,6 +72,7 @@ class Tether:
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.api_keys = ApiKeys(storage, self.clock, self.keyring, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
+        self.platform = PlatformRuns(storage)
         self.inbox = Inbox(storage, self.clock, self.ids, self.audit)
         self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
         self.runbook = Runbook(storage, self.clock, self.ids, self.audit, self.notes)

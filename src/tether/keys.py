@@ -13,6 +13,9 @@ material and a key leaked for one purpose does not open another:
 - ``api-key-hash``: the HMAC under which API keys of the HTTP API are stored (the
   database holds only that hash; a key made under a master that is now retired still
   verifies while the retired master is kept);
+- ``console-session``: the AES-GCM key that seals the operator console's session cookie
+  (the API key it carries is never in clear); ``console-csrf``: the HMAC of the console's
+  per-session CSRF tokens;
 - later purposes (encryption of stored data) derive their own.
 
 Data-subject hashes use the master key itself: that is the key they were made with
@@ -40,6 +43,8 @@ from tether.errors import ConfigError
 AUDIT_CHAIN = "audit-chain"
 TENANT_CONTEXT = "pg-tenant-context"
 API_KEY_HASH = "api-key-hash"
+CONSOLE_SESSION = "console-session"
+CONSOLE_CSRF = "console-csrf"
 _SALT = b"tether keys v1"
 _KEY_BYTES = 32
 

@@ -17,7 +17,8 @@ created only by Tether's setup (``tether platform add-admin``), never by a tenan
 Answers to a run's waits depend on the wait (:func:`check_wait_answer`): a clarification
 is answered by its addressee or an operator; a ``human_review`` or "did this effect
 happen?" review only by an operator or approver who is not an agent and did not start the
-run. ``docs/permissions.md`` shows the map as tables (a test keeps it in step).
+run. ``docs/permissions.md`` shows the map as tables (:mod:`tether.permissions_doc`; a test
+keeps it in step).
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ class Permission(enum.StrEnum):
     SUBJECTS_ERASE = "subjects.erase"
     GLOBAL_MEMORY_WRITE = "global_memory.write"
     """Propose and approve global memory: platform administrators only."""
+    PLATFORM_RUNS = "platform.runs"
+    """List every tenant and the run rows of any tenant (status, workflow, node, error;
+    never a run's state, events or approvals): platform administrators only."""
     MAINTENANCE = "maintenance"
     """Done as the system by whoever holds the database and its key (migrations, workers,
     creating tenants, verifying every trail); no principal holds it."""
@@ -142,7 +146,9 @@ _OPERATE = frozenset(
         Permission.PRINCIPALS_READ,
     }
 )
-TENANT_PERMISSIONS = frozenset(Permission) - NO_PRINCIPAL - {Permission.GLOBAL_MEMORY_WRITE}
+PLATFORM_ONLY = frozenset({Permission.GLOBAL_MEMORY_WRITE, Permission.PLATFORM_RUNS})
+"""Permissions only platform administrators hold."""
+TENANT_PERMISSIONS = frozenset(Permission) - NO_PRINCIPAL - PLATFORM_ONLY
 """Everything a tenant's admin may do: every permission but the platform's."""
 
 ROLE_PERMISSIONS: MappingProxyType[Role, frozenset[Permission]] = MappingProxyType(
@@ -161,6 +167,7 @@ PLATFORM_PERMISSIONS: MappingProxyType[Role, frozenset[Permission]] = MappingPro
         Role.ADMIN: frozenset(
             {
                 Permission.GLOBAL_MEMORY_WRITE,
+                Permission.PLATFORM_RUNS,
                 Permission.MEMORY_READ,
                 Permission.MEMORY_PROPOSE,
                 Permission.MEMORY_APPROVE,
@@ -205,6 +212,9 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "runs.stuck_in": _P.MAINTENANCE,
         "runs.set_concurrency_limit": _P.RUNS_LIMITS,
         "runs.concurrency_limit": _P.RUNS_READ,
+        # app.platform (platform administrators)
+        "platform.tenants": _P.PLATFORM_RUNS,
+        "platform.runs": _P.PLATFORM_RUNS,
         # app.runbook (an operator's actions on a run; reasons kept as notes)
         "runbook.inspect": _P.RUNS_READ,
         "runbook.plan_fork": _P.RUNS_READ,
@@ -483,7 +493,7 @@ def require(principal: Principal, permission: Permission, *, what: str = "") -> 
     if allows(principal, permission):
         return
     holders = sorted(role.value for role, held in ROLE_PERMISSIONS.items() if permission in held)
-    if permission is Permission.GLOBAL_MEMORY_WRITE:
+    if permission in PLATFORM_ONLY:
         hint = "only a platform administrator (created with `tether platform add-admin`) may"
     elif holders:
         hint = f"it needs one of the roles {', '.join(holders)}; an admin can grant one with "
@@ -577,24 +587,3 @@ def check_memory_change(principal: Principal, scope: str, *, what: str) -> None:
         f"principal {principal.principal_id!r} may not {what} a {scope} memory: writing one "
         f"would be {verdict} ({reason}), so changing one needs {needs}"
     )
-
-
-def markdown_tables() -> str:
-    """The map as Markdown tables (``docs/permissions.md`` holds this text; a test keeps
-    the two equal)."""
-    roles = [Role.VIEWER, Role.AGENT, Role.APPROVER, Role.OPERATOR, Role.ADMIN]
-    lines = ["| permission | " + " | ".join(r.value for r in roles) + " | platform admin |"]
-    lines.append("|---" * (len(roles) + 2) + "|")
-    for permission in Permission:
-        if permission in NO_PRINCIPAL:
-            continue
-        cells = ["yes" if permission in ROLE_PERMISSIONS[r] else "" for r in roles]
-        cells.append("yes" if permission in PLATFORM_PERMISSIONS[Role.ADMIN] else "")
-        lines.append(f"| `{permission.value}` | " + " | ".join(cells) + " |")
-    lines += ["", "| operation | permission |", "|---|---|"]
-    lines += [f"| `app.{op}` | `{perm.value}` |" for op, perm in OPERATIONS.items()]
-    lines += ["", "| command | operation | permission |", "|---|---|---|"]
-    for command, operation in CLI_COMMANDS.items():
-        shown = "—" if operation == "maintenance" else f"`app.{operation}`"
-        lines.append(f"| `tether {command}` | {shown} | `{command_permission(command).value}` |")
-    return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from scripts import gen_runs_doc
 
-from tether.permissions import markdown_tables
+from tether.permissions_doc import markdown_tables
 
 
 def test_runs_doc_schemas_are_current() -> None:
@@ -20,9 +20,9 @@ def test_runs_doc_schemas_are_current() -> None:
 
 def test_the_permissions_doc_shows_the_map() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "permissions.md").read_text()
-    marker = "<!-- generated from tether.permissions.markdown_tables()"
+    marker = "<!-- generated from tether.permissions_doc.markdown_tables()"
     generated = text[text.index("\n", text.index(marker)) + 1 :]
     assert generated == markdown_tables(), (
         "docs/permissions.md is out of date: replace everything after its marker line with "
-        "tether.permissions.markdown_tables()"
+        "tether.permissions_doc.markdown_tables()"
     )

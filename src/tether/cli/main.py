@@ -90,7 +90,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": (
         "tether.cli.serve",
         "serve",
-        "Serve the HTTP API, /healthz, /readyz and /metrics until stopped (Ctrl-C).",
+        "Serve the HTTP API, the operator console (/console), /healthz, /readyz and /metrics "
+        "until stopped (Ctrl-C).",
     ),
     "gc": (
         "tether.cli.retention",

@@ -28,7 +28,8 @@ def serve(
     ] = None,
     url: UrlOption = None,
 ) -> None:
-    """Serve the HTTP API, /healthz, /readyz and /metrics until stopped (Ctrl-C).
+    """Serve the HTTP API, the operator console (/console), /healthz, /readyz and /metrics
+    until stopped (Ctrl-C).
 
     Callers authenticate with API keys (`tether api-keys create`). Workers run separately
     (`tether worker`); this process only reads and writes the database.
@@ -47,6 +48,9 @@ def serve(
         with open_app(url) as app:
             api = create_app(app, workflows=registry)
             err_console.print(f"serving the API at http://{host}:{port}/api/v1 (docs: /docs)")
+            err_console.print(
+                f"operator console at http://{host}:{port}/console (log in with an API key)"
+            )
             uvicorn.run(api, host=host, port=port, log_level="info", access_log=False)
 
 

@@ -29,6 +29,7 @@ from tether.server import (
     api_threads,
 )
 from tether.server.auth import TetherApp
+from tether.server.console.site import mount_console
 from tether.server.problems import PROBLEM_JSON, BodyLimit, Problem, install_problem_handlers
 
 API_PREFIX = "/api/v1"
@@ -103,6 +104,7 @@ def create_app(
     for router in API_ROUTERS:
         api.include_router(router, prefix=API_PREFIX)
     api.include_router(_operations_router(tether_app))
+    mount_console(api, tether_app, workflows=api.state.workflows)
     _add_problem_schema(api)
     return api
 
