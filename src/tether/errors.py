@@ -75,6 +75,19 @@ class Conflict(TetherError):
     exit_code = 5
 
 
+class EffectsWouldRerun(Conflict):
+    """A runbook action (``retry-node``, ``fork``) would run effects already done, or maybe
+    done, again under new keys, and was not told it may (``rerun_effects``).
+
+    Attributes:
+        effects: ``name (idempotency key): outcome`` of each effect that would run again.
+    """
+
+    def __init__(self, message: str, effects: list[str]) -> None:
+        super().__init__(message)
+        self.effects = effects
+
+
 class PermissionDenied(TetherError):
     """The principal lacks the role the action needs."""
 

@@ -64,14 +64,17 @@ class Endpoint:
     fresh: tuple[str, ...] = ()
     rule: Callable[[Principal], bool] | None = None
     ok: int = 200
+    query: str = ""
+    """A query string the call adds (``checkpoint=0``)."""
 
     @property
     def label(self) -> str:
-        return f"{self.method} {self.route}" + (f" [{self.fresh[0]}]" if self.fresh else "")
+        label = f"{self.method} {self.route}" + (f"?{self.query}" if self.query else "")
+        return label + (f" [{self.fresh[0]}]" if self.fresh else "")
 
     def url(self, targets: dict[str, str]) -> str:
         values = {name: targets[target] for name, target in self.params.items()}
-        return API_PREFIX + self.route.format(**values)
+        return API_PREFIX + self.route.format(**values) + (f"?{self.query}" if self.query else "")
 
 
 def _recall(_: dict[str, str]) -> dict[str, Any]:
@@ -88,6 +91,10 @@ def _proposal(_: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _reason(_: dict[str, str]) -> dict[str, Any]:
+    return {"reason": "matrix", "comment": "acme-secret comment"}
+
+
 RUN = {"run_id": "run"}
 E = Endpoint
 ENDPOINTS: list[Endpoint] = [
@@ -102,21 +109,57 @@ ENDPOINTS: list[Endpoint] = [
     E("GET", "/runs/{run_id}/waits", "runs.waits", RUN),
     E("GET", "/runs/{run_id}/handoff", "runs.handoff_document", RUN),
     E("GET", "/runs/{run_id}/handoff.md", "runs.handoff", RUN),
-    E(
-        "POST",
-        "/runs/{run_id}/cancel",
-        "runbook.cancel",
-        RUN,
-        lambda t: {"reason": "matrix"},
-        ("run",),
-    ),
+    E("GET", "/runs/{run_id}/inspect", "runbook.inspect", RUN),
+    E("GET", "/runs/{run_id}/fork-plan", "runbook.plan_fork", RUN, query="checkpoint=0"),
+    E("POST", "/runs/{run_id}/pause", "runbook.pause", RUN, _reason, ("run",)),
     E(
         "POST",
         "/runs/{run_id}/resume",
         "runbook.resume",
         {"run_id": "scheduled"},
-        lambda t: {"reason": "matrix"},
+        _reason,
         ("scheduled",),
+    ),
+    E("POST", "/runs/{run_id}/cancel", "runbook.cancel", RUN, _reason, ("run",)),
+    E(
+        "POST",
+        "/runs/{run_id}/retry",
+        "runbook.retry",
+        {"run_id": "cancelled"},
+        _reason,
+        ("cancelled",),
+    ),
+    E(
+        "POST",
+        "/runs/{run_id}/retry-node",
+        "runbook.retry_node",
+        RUN,
+        lambda t: {"reason": "matrix", "rerun_effects": False},
+        ("run",),
+    ),
+    E(
+        "POST",
+        "/runs/{run_id}/skip",
+        "runbook.skip",
+        RUN,
+        lambda t: {"reason": "matrix", "next_node": "ask"},
+        ("run",),
+    ),
+    E(
+        "POST",
+        "/runs/{run_id}/complete",
+        "runbook.complete",
+        RUN,
+        lambda t: {"reason": "matrix", "output": {"answer": "by hand"}},
+        ("run",),
+    ),
+    E(
+        "POST",
+        "/runs/{run_id}/fork",
+        "runbook.fork",
+        RUN,
+        lambda t: {"reason": "matrix", "checkpoint": 0},
+        ok=201,
     ),
     E("GET", "/runs/{run_id}/inbox", "inbox.messages", RUN),
     E(
@@ -327,6 +370,7 @@ class Served:
         made: dict[str, Callable[[], str]] = {
             "run": world.run,
             "scheduled": world.scheduled,
+            "cancelled": world.cancelled,
             "clarification": lambda: world.wait("clarification_required"),
             "external": lambda: world.wait("external_dependency"),
             "review": lambda: world.wait("human_review"),

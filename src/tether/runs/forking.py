@@ -217,3 +217,10 @@ def patched(state: Mapping[str, Any], patch: Mapping[str, Any] | None) -> dict[s
 def effect_names(effects: Sequence[RerunEffect]) -> str:
     """``name (key)`` of each effect, for a message."""
     return ", ".join(f"{r.effect.name} ({r.effect.idempotency_key})" for r in effects)
+
+
+def effect_lines(effects: Sequence[RerunEffect]) -> list[str]:
+    """``name (key): outcome`` of each effect, for a message."""
+    return [
+        f"{r.effect.name} ({r.effect.idempotency_key}): {r.effect.outcome.value}" for r in effects
+    ]

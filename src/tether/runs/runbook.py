@@ -38,7 +38,7 @@ from tether import canonical
 from tether.audit.log import AuditLog
 from tether.audit.notes import OperatorNotes, require_reason
 from tether.clock import Clock
-from tether.errors import Conflict, InvalidInput
+from tether.errors import Conflict, EffectsWouldRerun, InvalidInput
 from tether.ids import IdSource, parse_id
 from tether.permissions import authorize
 from tether.principals import Principal
@@ -46,13 +46,14 @@ from tether.runs.children import created_event
 from tether.runs.claim import load_state_dict
 from tether.runs.forking import (
     ForkPlan,
+    effect_lines,
     effect_names,
     fork_rows,
     history_txn,
     patched,
     plan_fork_txn,
 )
-from tether.runs.inspection import RunInspection, inspect_txn
+from tether.runs.inspection import EffectRecord, RunInspection, inspect_txn
 from tether.runs.models import (
     END,
     FINISHED,
@@ -360,11 +361,12 @@ class Runbook:
             run = self._node_action_run_txn(txn, principal, run_id)
             effects = self._visit_effects_txn(txn, run)
             if effects and not rerun_effects:
-                raise Conflict(
+                raise EffectsWouldRerun(
                     f"node {run.current_node!r} of run {run_id} already journaled "
                     f"{len(effects)} effect(s) in this visit: {effects}. A new visit runs "
                     "them again under new keys; pass rerun_effects (--rerun-effects) if the "
-                    "services may do them twice, or retry the run to replay them"
+                    "services may do them twice, or retry the run to replay them",
+                    effects,
                 )
             notes = self._notes_txn(txn, principal, text, comment)
             data = {"node": run.current_node, "visit": visit_of(run), "rerun": effects, **notes}
@@ -490,11 +492,12 @@ class Runbook:
             history = history_txn(txn, run, checkpoint)
             plan = plan_fork_txn(txn, run, history, fork_id)
             if plan.rerun and not rerun_effects:
-                raise Conflict(
+                raise EffectsWouldRerun(
                     f"a fork of run {run_id} from checkpoint {checkpoint} runs again "
                     f"{len(plan.rerun)} effect(s) the original journaled after it, under new "
                     f"keys: {effect_names(plan.rerun)}. Pass rerun_effects (--rerun-effects) "
-                    "if the services may do them twice"
+                    "if the services may do them twice",
+                    effect_lines(plan.rerun),
                 )
             workflow.run_node(plan.node)
             state = None
@@ -570,7 +573,7 @@ class Runbook:
         """``name (key): outcome`` of each effect the current visit journaled."""
         visit = visit_of(run)
         return [
-            f"{e.name} ({e.idempotency_key}): {e.status.value}"
+            f"{e.name} ({e.idempotency_key}): {EffectRecord.of(e).outcome.value}"
             for e in txn.list_journal_visit(run.tenant_id, run.run_id, run.current_node, visit)
             if e.kind is JournalKind.EFFECT
         ]

@@ -56,16 +56,6 @@ class StartRun(BaseModel):
     deadline: AwareDatetime | None = Field(None, description="The run fails if not done by then.")
 
 
-class Reasoned(BaseModel):
-    """An operator action's reason (required) and optional comment: both are kept as an
-    erasable operator note that the run's event and the audit entry cite by digest."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    reason: str = Field(min_length=1, max_length=2000, description="Why (required).")
-    comment: str | None = Field(None, max_length=2000, description="Anything else to keep.")
-
-
 class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -78,15 +68,22 @@ class SendMessage(BaseModel):
     message: Any = Field(description="What the run reads with ctx.receive() (any JSON).")
 
 
+def known_workflows(request: Request, to: str = "start runs") -> WorkflowRegistry:
+    """The workflows the server was started with; ``invalid_input`` when it knows none,
+    since ``to`` needs them."""
+    registry: WorkflowRegistry = request.app.state.workflows
+    if not registry.keys:
+        raise InvalidInput(
+            "this server knows no workflows: start it with `tether serve --workflows "
+            f"module:registry` to {to} over HTTP"
+        )
+    return registry
+
+
 def workflow_named(registry: WorkflowRegistry, given: str) -> Any:
     name, at, version = given.partition("@")
     if at and not version.isdigit():
         raise InvalidInput(f"workflow {given!r}: use NAME or NAME@VERSION (a number)")
-    if not registry.keys:
-        raise InvalidInput(
-            "this server knows no workflows: start it with `tether serve --workflows "
-            "module:registry` to start runs over HTTP"
-        )
     return registry.get(name, int(version) if at else None)
 
 
@@ -101,7 +98,7 @@ def start_run(body: StartRun, request: Request, app: TetherApp, caller: Caller) 
     """Queue a new run of a workflow the server knows (`tether serve --workflows`), with
     the given initial state; a worker executes it. Needs `runs.start` (agent, operator,
     admin). An existing `run_id` is a conflict (409)."""
-    workflow = workflow_named(request.app.state.workflows, body.workflow)
+    workflow = workflow_named(known_workflows(request), body.workflow)
     workflow.validate_state(body.input)
     return app.runs.start(
         caller,
@@ -241,36 +238,6 @@ def run_handoff_markdown(run_id: RunId, app: TetherApp, caller: Caller) -> Plain
     """The handoff document rendered as Markdown. Needs `runs.read`."""
     text = app.runs.handoff(caller, run_id)
     return PlainTextResponse(text, media_type="text/markdown")
-
-
-@router.post(
-    "/runs/{run_id}/cancel",
-    summary="Cancel a run",
-    response_model=Run,
-    responses=error_responses(409),
-)
-def cancel_run(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> Run:
-    """Cancel a run: a waiting run at once, a running one at its next node or effect
-    (`cancel_requested`). Completed effects are not undone. A finished run is a conflict.
-    The reason is required; the `run.cancelled` event cites it by digest. Needs
-    `runs.control` (operator, admin)."""
-    return app.runbook.cancel(caller, run_id, reason=body.reason, comment=body.comment)
-
-
-@router.post(
-    "/runs/{run_id}/resume",
-    summary="Resume a run now",
-    response_model=Run,
-    responses=error_responses(409),
-)
-def resume_run(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> Run:
-    """Put a paused or scheduled run back in the queue now (a run waiting on a question is
-    resumed by answering it). The reason is required. Needs `runs.control`."""
-    return app.runbook.resume(caller, run_id, reason=body.reason, comment=body.comment)
-
-
-# Runbook actions on stuck runs (retry, skip, complete by hand, fork from a checkpoint)
-# are added here, one endpoint per action, beside cancel and resume.
 
 
 @router.get("/runs/{run_id}/inbox", summary="A run's inbox", response_model=list[InboxMessage])

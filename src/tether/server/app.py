@@ -25,6 +25,7 @@ from tether.server import (
     api_memory,
     api_principals,
     api_procedures,
+    api_runbook,
     api_runs,
     api_threads,
 )
@@ -35,6 +36,7 @@ from tether.server.problems import PROBLEM_JSON, BodyLimit, Problem, install_pro
 API_PREFIX = "/api/v1"
 API_ROUTERS = (
     api_runs.router,
+    api_runbook.router,
     api_approvals.router,
     api_memory.router,
     api_threads.router,
@@ -86,6 +88,7 @@ def create_app(
         description=DESCRIPTION,
         openapi_tags=[
             {"name": "runs", "description": "Start runs, read their timeline, act on them."},
+            {"name": "runbook", "description": "An operator's actions on a run, with a reason."},
             {"name": "approvals", "description": "The approvals inbox across runs."},
             {"name": "memory", "description": "Governed memory: propose, recall, review."},
             {"name": "threads", "description": "Conversation threads and built contexts."},

@@ -63,6 +63,13 @@ class Problem(BaseModel):
     status: int = Field(description="The HTTP status code.")
     detail: str = Field(description="What went wrong and what to do next.")
     code: str = Field(description="The stable error code (see docs/http.md).")
+    effects: list[str] | None = Field(
+        None,
+        description=(
+            "On a 409 from retry-node or fork without `rerun_effects`: each effect that "
+            "would run again under a new key, as `name (idempotency key): outcome`."
+        ),
+    )
 
 
 def status_of(exc: errors.TetherError) -> int:
@@ -73,7 +80,12 @@ def status_of(exc: errors.TetherError) -> int:
 
 
 def problem_response(
-    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+    status: int,
+    code: str,
+    detail: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    effects: list[str] | None = None,
 ) -> JSONResponse:
     body = Problem(
         type=f"urn:tether:error:{code}",
@@ -81,9 +93,13 @@ def problem_response(
         status=status,
         detail=redact(detail),
         code=code,
+        effects=effects,
     )
     return JSONResponse(
-        body.model_dump(), status_code=status, media_type=PROBLEM_JSON, headers=headers
+        body.model_dump(exclude_none=True),
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
     )
 
 
@@ -112,7 +128,8 @@ def install_problem_handlers(api: FastAPI) -> None:
         if status >= 500:
             log.warning("%s %s: %s (%s)", request.method, request.url.path, exc.code, exc)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        return problem_response(status, exc.code, exc.message, headers)
+        effects = exc.effects if isinstance(exc, errors.EffectsWouldRerun) else None
+        return problem_response(status, exc.code, exc.message, headers, effects=effects)
 
     @api.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
