@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tether.storage.sqlite.backend import SQLiteStorage, SQLiteTransaction
     from tether.storage.stores import (
         CoreStore,
+        LangGraphStore,
         MemoryStore,
         OperationsStore,
         ProcedureStore,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     sqlite_procedures: type[ProcedureStore] = SQLiteTransaction
     sqlite_operations: type[OperationsStore] = SQLiteTransaction
     sqlite_webhooks: type[WebhookStore] = SQLiteTransaction
+    sqlite_langgraph: type[LangGraphStore] = SQLiteTransaction
     sqlite_transaction: type[Transaction] = SQLiteTransaction
     sqlite_storage: type[Storage] = SQLiteStorage
 
@@ -44,5 +46,6 @@ if TYPE_CHECKING:
     postgres_procedures: type[ProcedureStore] = PostgresTransaction
     postgres_operations: type[OperationsStore] = PostgresTransaction
     postgres_webhooks: type[WebhookStore] = PostgresTransaction
+    postgres_langgraph: type[LangGraphStore] = PostgresTransaction
     postgres_transaction: type[Transaction] = PostgresTransaction
     postgres_storage: type[Storage] = PostgresStorage

@@ -33,6 +33,7 @@ from tether.storage.rows import (
 )
 from tether.storage.stores import (
     CoreStore,
+    LangGraphStore,
     MemoryStore,
     OperationsStore,
     ProcedureStore,
@@ -52,6 +53,7 @@ class Transaction(
     ProcedureStore,
     OperationsStore,
     WebhookStore,
+    LangGraphStore,
     Protocol,
 ):
     """Every typed operation inside one open transaction: the contract of each component
@@ -189,6 +191,7 @@ __all__ = [
     "AuditRow",
     "ComponentVersion",
     "CoreStore",
+    "LangGraphStore",
     "MemoryCandidate",
     "MemoryDecisionRow",
     "MemoryHoldRow",

@@ -28,6 +28,7 @@ from tether.errors import (
 )
 from tether.keys import Keyring
 from tether.redaction import redact
+from tether.storage._langgraph_ops import LangGraphOps
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -86,7 +87,14 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
 
 
 class SQLiteTransaction(
-    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+    WebhookOps,
+    RunOps,
+    MemoryOps,
+    WorkingOps,
+    ThreadOps,
+    ProceduresOps,
+    OperationsOps,
+    LangGraphOps,
 ):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
