@@ -67,6 +67,8 @@ OPTIONAL_EXTRAS = {
     "psycopg": "postgres",
     "psycopg_pool": "postgres",
     "redis": "redis",
+    "langgraph": "langgraph",
+    "langchain_core": "langgraph",
 }
 """Top-level packages of the optional extras, and the extra that installs each."""
 

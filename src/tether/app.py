@@ -18,6 +18,7 @@ from tether.keys import Keyring, load_keyring
 from tether.memory.service import Memory
 from tether.procedures.service import Procedures
 from tether.runs.engine import Executor
+from tether.runs.graphs import Graphs
 from tether.runs.inbox import Inbox
 from tether.runs.retention import RunRetention
 from tether.runs.service import Runs
@@ -68,6 +69,7 @@ class Tether:
         self.audit = AuditLog(storage, self.clock, self.ids, self.keyring)
         self.tenants = TenantDirectory(storage, self.clock, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
+        self.graphs = Graphs(storage, self.clock, self.ids, self.audit)
         self.inbox = Inbox(storage, self.clock, self.ids, self.audit)
         self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
         self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)

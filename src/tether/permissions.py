@@ -231,6 +231,16 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "webhooks.secret_for": _P.MAINTENANCE,
         "dispatcher.run_due": _P.MAINTENANCE,
         "dispatcher.send_due": _P.MAINTENANCE,
+        # app.graphs (LangGraph threads checkpointed by Tether)
+        "graphs.write": _P.RUNS_START,
+        "graphs.copy_thread": _P.RUNS_START,
+        "graphs.checkpoint": _P.RUNS_READ,
+        "graphs.checkpoints": _P.RUNS_READ,
+        "graphs.thread_run": _P.RUNS_READ,
+        "graphs.resume_values": _P.RUNS_READ,
+        "graphs.delete_thread": _P.RUNS_CONTROL,
+        "graphs.delete_for_runs": _P.RUNS_CONTROL,
+        "graphs.prune": _P.RUNS_CONTROL,
         # app.memory
         "memory.policy": _P.MEMORY_READ,
         "memory.configure": _P.MEMORY_CONFIGURE,

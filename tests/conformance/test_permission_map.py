@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from tests.support import PostgresServer
-from tether import FakeClock, Tether
+from tether import FakeClock, Tether, canonical
 from tether.cli.main import app as cli_app
 from tether.config import load_settings
 from tether.errors import Conflict, NotFound, PermissionDenied
@@ -52,6 +52,8 @@ from tether.permissions import (
 )
 from tether.principals import GLOBAL_TENANT, Principal, Role
 from tether.runs import END, RunContext, Workflow, WorkflowRegistry
+from tether.runs.graphs import GraphCheckpointWrite
+from tether.storage.rows import GraphCheckpointRow
 from tether.threads import NewTurn
 
 SERVICES = ("runs", "memory", "threads", "working", "procedures", "audit", "tenants")
@@ -120,6 +122,7 @@ class World:
         for tenant in (OWN, OTHER):
             app.webhooks.allow(self.who[(tenant, Role.ADMIN)], HOOKS)
         self.notes = 0
+        self.graphs = 0
         self.shared = self.make_targets()
 
     # -- fresh objects in acme -----------------------------------------------------------
@@ -194,6 +197,13 @@ class World:
         self.app.webhooks.notify(self.admin, "run.stuck", self.run(), {"cause": "test"})
         return self.app.webhooks.deliveries(self.admin)[0].delivery_id
 
+    def graph(self) -> str:
+        """A LangGraph thread with one checkpoint."""
+        self.graphs += 1
+        thread_id = f"acme-secret-graph-{self.graphs}"
+        self.app.graphs.write(self.admin, [graph_checkpoint(thread_id)])
+        return thread_id
+
     def make_targets(self) -> dict[str, str]:
         return {
             "run": self.run(),
@@ -212,6 +222,7 @@ class World:
             "held_run": self.held_run(),
             "note": self.note(),
             "delivery": self.delivery(),
+            "graph": self.graph(),
         }
 
     def audit_length(self) -> int:
@@ -267,6 +278,21 @@ def _state_after_check(call: Call) -> Call:
             return None
 
     return tolerant
+
+
+def graph_checkpoint(thread_id: str) -> GraphCheckpointWrite:
+    checkpoint = {"channel_versions": {}, "id": "c1", "ts": "", "v": 1, "versions_seen": {}}
+    return GraphCheckpointWrite(
+        checkpoint=GraphCheckpointRow(
+            thread_id=thread_id,
+            checkpoint_ns="",
+            checkpoint_id="c1",
+            parent_checkpoint_id=None,
+            checkpoint_json=canonical.dumps(checkpoint),
+            metadata_json="{}",
+        ),
+        blobs=[],
+    )
 
 
 def _proposal() -> MemoryProposal:
@@ -363,6 +389,15 @@ CASES: list[Case] = [
         lambda a, w, t: a.webhooks.notify(w, "run.stuck", t["run"], {}),
         ("run",),
     ),
+    Case("graphs.write", lambda a, w, t: a.graphs.write(w, [graph_checkpoint("g-new")])),
+    Case("graphs.checkpoint", lambda a, w, t: a.graphs.checkpoint(w, t["graph"])),
+    Case("graphs.checkpoints", lambda a, w, t: a.graphs.checkpoints(w)),
+    Case("graphs.thread_run", lambda a, w, t: a.graphs.thread_run(w, t["graph"])),
+    Case("graphs.resume_values", lambda a, w, t: a.graphs.resume_values(w, t["graph"])),
+    Case("graphs.delete_thread", lambda a, w, t: a.graphs.delete_thread(w, t["graph"]), ("graph",)),
+    Case("graphs.delete_for_runs", lambda a, w, t: a.graphs.delete_for_runs(w, ["lg-run-1"])),
+    Case("graphs.copy_thread", lambda a, w, t: a.graphs.copy_thread(w, t["graph"], "g-copy")),
+    Case("graphs.prune", lambda a, w, t: a.graphs.prune(w, [t["graph"]]), ("graph",)),
     Case("memory.policy", lambda a, w, t: a.memory.policy(w)),
     Case("memory.configure", lambda a, w, t: a.memory.configure(w, PolicyConfig())),
     Case("memory.grant_consent", lambda a, w, t: a.memory.grant_consent(w)),
@@ -628,6 +663,7 @@ def _targets(world: World, fresh_names: tuple[str, ...]) -> dict[str, str]:
         "endpoint": world.endpoint,
         "held_run": world.held_run,
         "note": world.note,
+        "graph": world.graph,
     }
     for name in fresh_names:
         fresh[name] = made[name]()

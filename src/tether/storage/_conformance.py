@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tether.storage.base import Storage, Transaction
+    from tether.storage.langgraph_store import LangGraphStore
     from tether.storage.postgres.backend import PostgresStorage, PostgresTransaction
     from tether.storage.sqlite.backend import SQLiteStorage, SQLiteTransaction
     from tether.storage.stores import (
         CoreStore,
-        LangGraphStore,
         MemoryStore,
         OperationsStore,
         ProcedureStore,

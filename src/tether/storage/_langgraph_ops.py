@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from tether import canonical
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     GraphBlobRow,
@@ -34,7 +35,10 @@ class LangGraphOps(QueryTransaction):
         if row is None:
             return None
         return GraphThreadRow(
-            run_id=row["run_id"], status=row["status"], event_seq=int(row["event_seq"])
+            run_id=row["run_id"],
+            status=row["status"],
+            event_seq=int(row["event_seq"]),
+            updated_at=self._ts_out(row["updated_at"]),
         )
 
     def insert_graph_thread(
@@ -71,6 +75,9 @@ class LangGraphOps(QueryTransaction):
             },
         )
         return bool(rows)
+
+    def forget_run_retained(self, tenant_id: str, run_id: str) -> None:
+        self._fetch("delete_run_retained", {"tenant_id": tenant_id, "run_id": run_id})
 
     # -- checkpoints, channel values, writes -----------------------------------------------
 
@@ -112,6 +119,9 @@ class LangGraphOps(QueryTransaction):
                 "graph_run_id": graph_run_id,
                 "checkpoint": row.checkpoint_json,
                 "metadata": row.metadata_json,
+                "blob_channels": canonical.dumps(list(row.blob_channels), trusted=True),
+                "inline_type": row.inline_type,
+                "inline_data": row.inline_data,
             },
         )
 
@@ -284,12 +294,16 @@ class LangGraphOps(QueryTransaction):
 
     def list_graph_thread_checkpoints(
         self, tenant_id: str, thread_id: str
-    ) -> list[tuple[str, str]]:
-        """(namespace, checkpoint JSON) of every checkpoint of the thread."""
+    ) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(namespace, checkpoint JSON, channels stored apart) of every checkpoint of the
+        thread."""
         rows = self._fetch(
             "list_graph_thread_checkpoints", {"tenant_id": tenant_id, "thread_id": thread_id}
         )
-        return [(row["checkpoint_ns"], row["checkpoint"]) for row in rows]
+        return [
+            (row["checkpoint_ns"], row["checkpoint"], tuple(canonical.loads(row["blob_channels"])))
+            for row in rows
+        ]
 
     def list_graph_blob_links(
         self, tenant_id: str, thread_id: str
@@ -421,6 +435,9 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
         parent_checkpoint_id=row["parent_checkpoint_id"],
         checkpoint_json=row["checkpoint"],
         metadata_json=row["metadata"],
+        blob_channels=tuple(canonical.loads(row["blob_channels"])),
+        inline_type=row["inline_type"],
+        inline_data=_bytes(row["inline_data"]),
     )
 
 

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from typing import Literal, Protocol
 
 from tether.keys import Keyring
+from tether.storage.langgraph_store import LangGraphStore
 from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
@@ -33,7 +34,6 @@ from tether.storage.rows import (
 )
 from tether.storage.stores import (
     CoreStore,
-    LangGraphStore,
     MemoryStore,
     OperationsStore,
     ProcedureStore,

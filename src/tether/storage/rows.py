@@ -332,6 +332,7 @@ class GraphThreadRow:
     run_id: str
     status: str
     event_seq: int
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -352,7 +353,9 @@ class GraphRunUpdate:
 @dataclass(frozen=True)
 class GraphCheckpointRow:
     """A checkpoint of a LangGraph thread: the checkpoint without its channel values
-    (canonical JSON: versions, versions seen, id, time) and its metadata."""
+    (canonical JSON: versions, versions seen, id, time), its metadata, the channels whose
+    values are stored apart (:class:`GraphBlobRow`, at the version the checkpoint lists)
+    and the others' values inline (the serializer's type tag and bytes)."""
 
     thread_id: str
     checkpoint_ns: str
@@ -360,6 +363,9 @@ class GraphCheckpointRow:
     parent_checkpoint_id: str | None
     checkpoint_json: str
     metadata_json: str
+    blob_channels: tuple[str, ...] = ()
+    inline_type: str | None = None
+    inline_data: bytes | None = None
 
 
 @dataclass(frozen=True)

@@ -1010,11 +1010,12 @@ CREATE TABLE graph_checkpoints (
     graph_run_id         text,
     checkpoint           text NOT NULL,
     metadata             text NOT NULL,
+    blob_channels        text NOT NULL,
+    inline_type          text,
+    inline_data          bytea,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id),
     FOREIGN KEY (tenant_id, thread_id) REFERENCES graph_threads (tenant_id, thread_id)
 );
-
-CREATE INDEX graph_checkpoints_by_run ON graph_checkpoints (tenant_id, graph_run_id);
 
 CREATE TABLE graph_blobs (
     tenant_id     text NOT NULL,

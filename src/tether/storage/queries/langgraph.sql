@@ -2,7 +2,7 @@
 -- for both backends; the filtered checkpoint listing differs (storage/<backend>/queries).
 
 -- name: get_graph_thread
-SELECT t.run_id, r.status, r.event_seq
+SELECT t.run_id, r.status, r.event_seq, r.updated_at
 FROM graph_threads t
 JOIN runs r ON r.tenant_id = t.tenant_id AND r.run_id = t.run_id
 WHERE t.tenant_id = :tenant_id AND t.thread_id = :thread_id
@@ -23,19 +23,24 @@ SET status = :status, current_node = :current_node, steps = :steps, wait_id = :w
 WHERE tenant_id = :tenant_id AND run_id = :run_id
 RETURNING version
 
+-- name: delete_run_retained
+-- A compacted thread that runs again is compacted again after its next retention period.
+DELETE FROM run_retained WHERE tenant_id = :tenant_id AND run_id = :run_id
+
 -- name: upsert_graph_checkpoint
 INSERT INTO graph_checkpoints (
     tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, graph_run_id,
-    checkpoint, metadata
+    checkpoint, metadata, blob_channels, inline_type, inline_data
 )
 VALUES (
     :tenant_id, :thread_id, :checkpoint_ns, :checkpoint_id, :parent_checkpoint_id,
-    :graph_run_id, :checkpoint, :metadata
+    :graph_run_id, :checkpoint, :metadata, :blob_channels, :inline_type, :inline_data
 )
 ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO UPDATE
 SET parent_checkpoint_id = excluded.parent_checkpoint_id,
     graph_run_id = excluded.graph_run_id, checkpoint = excluded.checkpoint,
-    metadata = excluded.metadata
+    metadata = excluded.metadata, blob_channels = excluded.blob_channels,
+    inline_type = excluded.inline_type, inline_data = excluded.inline_data
 
 -- name: insert_graph_blob
 INSERT INTO graph_blobs (
@@ -72,13 +77,15 @@ SET channel = excluded.channel, type = excluded.type, data = excluded.data,
     task_path = excluded.task_path
 
 -- name: get_graph_checkpoint
-SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+       blob_channels, inline_type, inline_data
 FROM graph_checkpoints
 WHERE tenant_id = :tenant_id AND thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns
   AND checkpoint_id = :checkpoint_id
 
 -- name: latest_graph_checkpoint
-SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+       blob_channels, inline_type, inline_data
 FROM graph_checkpoints
 WHERE tenant_id = :tenant_id AND thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns
 ORDER BY checkpoint_id DESC
@@ -138,10 +145,10 @@ WHERE tenant_id = :tenant_id AND thread_id = :thread_id AND checkpoint_ns = :che
 -- name: copy_graph_checkpoints
 INSERT INTO graph_checkpoints (
     tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, graph_run_id,
-    checkpoint, metadata
+    checkpoint, metadata, blob_channels, inline_type, inline_data
 )
 SELECT tenant_id, :target_thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-       graph_run_id, checkpoint, metadata
+       graph_run_id, checkpoint, metadata, blob_channels, inline_type, inline_data
 FROM graph_checkpoints
 WHERE tenant_id = :tenant_id AND thread_id = :thread_id
 ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
@@ -188,7 +195,7 @@ WHERE tenant_id = :tenant_id AND thread_id = :thread_id
   )
 
 -- name: list_graph_thread_checkpoints
-SELECT checkpoint_ns, checkpoint FROM graph_checkpoints
+SELECT checkpoint_ns, checkpoint, blob_channels FROM graph_checkpoints
 WHERE tenant_id = :tenant_id AND thread_id = :thread_id
 
 -- name: list_graph_blob_links

@@ -559,11 +559,12 @@ CREATE TABLE graph_checkpoints (
     graph_run_id         TEXT,
     checkpoint           TEXT NOT NULL,
     metadata             TEXT NOT NULL,
+    blob_channels        TEXT NOT NULL,
+    inline_type          TEXT,
+    inline_data          BLOB,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id),
     FOREIGN KEY (tenant_id, thread_id) REFERENCES graph_threads (tenant_id, thread_id)
 );
-
-CREATE INDEX graph_checkpoints_by_run ON graph_checkpoints (tenant_id, graph_run_id);
 
 CREATE TABLE graph_blobs (
     tenant_id     TEXT NOT NULL,
@@ -576,7 +577,7 @@ CREATE TABLE graph_blobs (
     base_version  TEXT,
     keep          INTEGER,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, channel, version)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE graph_writes (
     tenant_id     TEXT NOT NULL,
@@ -590,7 +591,7 @@ CREATE TABLE graph_writes (
     data          BLOB,
     task_path     TEXT NOT NULL,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE graph_store_items (
     tenant_id   TEXT NOT NULL REFERENCES tenants (tenant_id),

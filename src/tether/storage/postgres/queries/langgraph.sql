@@ -1,7 +1,8 @@
 -- name: list_graph_checkpoints
 -- Newest first; '' (and :any_ns = 1) leave a criterion out. :filter is a JSON object the
 -- checkpoint's metadata must contain.
-SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+       blob_channels, inline_type, inline_data
 FROM graph_checkpoints
 WHERE tenant_id = %(tenant_id)s
   AND (%(thread_id)s::text = '' OR thread_id = %(thread_id)s::text)

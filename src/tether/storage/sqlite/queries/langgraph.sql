@@ -1,7 +1,8 @@
 -- name: list_graph_checkpoints
 -- Newest first; '' (and :any_ns = 1) leave a criterion out. :filter is a JSON object whose
 -- every key must hold the same value in the checkpoint's metadata.
-SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+       blob_channels, inline_type, inline_data
 FROM graph_checkpoints
 WHERE tenant_id = :tenant_id
   AND (:thread_id = '' OR thread_id = :thread_id)

@@ -2,9 +2,10 @@
 -- checkpoints, the channel values they reference and the pending writes of their tasks),
 -- and the items of LangGraph's key-value store.
 --
--- A channel value is stored once per (thread, namespace, channel, version); a list that
--- grew from an earlier version is stored as the items appended to it: the first `keep`
--- items of `base_version`, then the items in `data`.
+-- A checkpoint carries its scalar channel values inline (`inline_type`, `inline_data`: the
+-- serializer's tag and bytes); the others (`blob_channels`) are stored once per (thread,
+-- namespace, channel, version), and a list that grew from an earlier version as the items
+-- appended to it: the first `keep` items of `base_version`, then the items in `data`.
 
 CREATE TABLE graph_threads (
     tenant_id  text NOT NULL,
@@ -25,11 +26,12 @@ CREATE TABLE graph_checkpoints (
     graph_run_id         text,
     checkpoint           text NOT NULL,
     metadata             text NOT NULL,
+    blob_channels        text NOT NULL,
+    inline_type          text,
+    inline_data          bytea,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id),
     FOREIGN KEY (tenant_id, thread_id) REFERENCES graph_threads (tenant_id, thread_id)
 );
-
-CREATE INDEX graph_checkpoints_by_run ON graph_checkpoints (tenant_id, graph_run_id);
 
 CREATE TABLE graph_blobs (
     tenant_id     text NOT NULL,

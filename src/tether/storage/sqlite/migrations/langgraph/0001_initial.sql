@@ -2,9 +2,10 @@
 -- checkpoints, the channel values they reference and the pending writes of their tasks),
 -- and the items of LangGraph's key-value store.
 --
--- A channel value is stored once per (thread, namespace, channel, version); a list that
--- grew from an earlier version is stored as the items appended to it: the first `keep`
--- items of `base_version`, then the items in `data`.
+-- A checkpoint carries its scalar channel values inline (`inline_type`, `inline_data`: the
+-- serializer's tag and bytes); the others (`blob_channels`) are stored once per (thread,
+-- namespace, channel, version), and a list that grew from an earlier version as the items
+-- appended to it: the first `keep` items of `base_version`, then the items in `data`.
 
 CREATE TABLE graph_threads (
     tenant_id  TEXT NOT NULL,
@@ -25,11 +26,12 @@ CREATE TABLE graph_checkpoints (
     graph_run_id         TEXT,
     checkpoint           TEXT NOT NULL,
     metadata             TEXT NOT NULL,
+    blob_channels        TEXT NOT NULL,
+    inline_type          TEXT,
+    inline_data          BLOB,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id),
     FOREIGN KEY (tenant_id, thread_id) REFERENCES graph_threads (tenant_id, thread_id)
 );
-
-CREATE INDEX graph_checkpoints_by_run ON graph_checkpoints (tenant_id, graph_run_id);
 
 CREATE TABLE graph_blobs (
     tenant_id     TEXT NOT NULL,
@@ -42,7 +44,7 @@ CREATE TABLE graph_blobs (
     base_version  TEXT,
     keep          INTEGER,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, channel, version)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE graph_writes (
     tenant_id     TEXT NOT NULL,
@@ -56,7 +58,7 @@ CREATE TABLE graph_writes (
     data          BLOB,
     task_path     TEXT NOT NULL,
     PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE graph_store_items (
     tenant_id   TEXT NOT NULL REFERENCES tenants (tenant_id),

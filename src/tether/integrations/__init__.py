@@ -1,0 +1,1 @@
+"""Tether under what teams already run: LangGraph and MCP."""
