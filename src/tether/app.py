@@ -12,6 +12,7 @@ from tether.audit.notes import OperatorNotes
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
+from tether.graph_store import GraphStore
 from tether.housekeeping import Housekeeping
 from tether.ids import IdSource, UUID7Source
 from tether.keys import Keyring, load_keyring
@@ -74,6 +75,7 @@ class Tether:
         self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
         self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
+        self.graph_store = GraphStore(storage, self.clock, self.audit, self.memory)
         self.procedures = Procedures(storage, self.clock, self.audit)
         self.working: WorkingMemory = open_working(settings, storage, self.clock)
         self.threads = Threads(

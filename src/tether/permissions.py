@@ -263,6 +263,14 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.history": _P.MEMORY_READ,
         "memory.recall": _P.MEMORY_READ,
         "memory.flush_access": _P.MAINTENANCE,
+        # app.graph_store (LangGraph's key-value store on governed memory)
+        "graph_store.put": _P.MEMORY_PROPOSE,
+        "graph_store.opt_out": _P.MEMORY_PROPOSE,
+        "graph_store.get": _P.MEMORY_READ,
+        "graph_store.search": _P.MEMORY_READ,
+        "graph_store.namespaces": _P.MEMORY_READ,
+        "graph_store.delete": _P.MEMORY_FORGET,
+        "graph_store.sweep": _P.MEMORY_FORGET,
         # app.threads
         "threads.create": _P.THREADS_WRITE,
         "threads.get": _P.THREADS_READ,

@@ -21,6 +21,7 @@ fresh objects to act on.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from tests.support import PostgresServer
 from tether import FakeClock, Tether, canonical
 from tether.cli.main import app as cli_app
 from tether.config import load_settings
-from tether.errors import Conflict, NotFound, PermissionDenied
+from tether.errors import Conflict, MemoryWriteRefused, NotFound, PermissionDenied
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
 from tether.memory.policy import PolicyConfig
@@ -59,6 +60,7 @@ from tether.threads import NewTurn
 SERVICES = ("runs", "memory", "threads", "working", "procedures", "audit", "tenants")
 SERVICES += ("subjects", "context")
 HOOKS = "http://127.0.0.1:9/"
+STORE_NS = ("user", "u-1", "prefs")
 OWN, OTHER = "acme", "globex"
 STARTER = "acme-starter"
 PROCEDURES = [
@@ -123,6 +125,7 @@ class World:
             app.webhooks.allow(self.who[(tenant, Role.ADMIN)], HOOKS)
         self.notes = 0
         self.graphs = 0
+        self.items = 0
         self.shared = self.make_targets()
 
     # -- fresh objects in acme -----------------------------------------------------------
@@ -204,6 +207,14 @@ class World:
         self.app.graphs.write(self.admin, [graph_checkpoint(thread_id)])
         return thread_id
 
+    def store_item(self) -> str:
+        """A key of LangGraph's store (namespace :data:`STORE_NS`), a memory of u-1."""
+        self.items += 1
+        key = f"acme-secret-item-{self.items}"
+        value = {"text": f"acme-secret: u-1 prefers tea ({self.items})"}
+        self.app.graph_store.put(self.admin, STORE_NS, key, value, scope="user", scope_id="u-1")
+        return key
+
     def make_targets(self) -> dict[str, str]:
         return {
             "run": self.run(),
@@ -223,6 +234,7 @@ class World:
             "note": self.note(),
             "delivery": self.delivery(),
             "graph": self.graph(),
+            "store_item": self.store_item(),
         }
 
     def audit_length(self) -> int:
@@ -293,6 +305,15 @@ def graph_checkpoint(thread_id: str) -> GraphCheckpointWrite:
         ),
         blobs=[],
     )
+
+
+def _store_put(app: Tether, who: Principal) -> None:
+    """A store write; the policy refusing it (a platform administrator writes only global
+    memory) is the policy's answer, after the permission."""
+    with contextlib.suppress(MemoryWriteRefused):
+        app.graph_store.put(
+            who, ("user", "u-6"), "k", {"text": "likes tea"}, scope="user", scope_id="u-6"
+        )
 
 
 def _proposal() -> MemoryProposal:
@@ -398,6 +419,18 @@ CASES: list[Case] = [
     Case("graphs.delete_for_runs", lambda a, w, t: a.graphs.delete_for_runs(w, ["lg-run-1"])),
     Case("graphs.copy_thread", lambda a, w, t: a.graphs.copy_thread(w, t["graph"], "g-copy")),
     Case("graphs.prune", lambda a, w, t: a.graphs.prune(w, [t["graph"]]), ("graph",)),
+    Case("graph_store.put", lambda a, w, t: _store_put(a, w)),
+    Case("graph_store.opt_out", lambda a, w, t: a.graph_store.opt_out(w, "a cache")),
+    Case("graph_store.get", lambda a, w, t: a.graph_store.get(w, STORE_NS, t["store_item"])),
+    Case("graph_store.search", lambda a, w, t: a.graph_store.search(w, ("user",))),
+    Case("graph_store.namespaces", lambda a, w, t: a.graph_store.namespaces(w)),
+    Case(
+        "graph_store.delete",
+        lambda a, w, t: a.graph_store.delete(w, STORE_NS, t["store_item"]),
+        ("store_item",),
+        scope_rule("user", "forget"),
+    ),
+    Case("graph_store.sweep", lambda a, w, t: a.graph_store.sweep(w)),
     Case("memory.policy", lambda a, w, t: a.memory.policy(w)),
     Case("memory.configure", lambda a, w, t: a.memory.configure(w, PolicyConfig())),
     Case("memory.grant_consent", lambda a, w, t: a.memory.grant_consent(w)),
@@ -664,6 +697,7 @@ def _targets(world: World, fresh_names: tuple[str, ...]) -> dict[str, str]:
         "held_run": world.held_run,
         "note": world.note,
         "graph": world.graph,
+        "store_item": world.store_item,
     }
     for name in fresh_names:
         fresh[name] = made[name]()

@@ -2,10 +2,10 @@
 
 ``pip install 'tether[langgraph]'``, then::
 
-    from tether.integrations.langgraph import TetherSaver
+    from tether.integrations.langgraph import TetherSaver, TetherStore
 
     graph = builder.compile(
-        checkpointer=TetherSaver(app, principal)
+        checkpointer=TetherSaver(app, principal), store=TetherStore(app, principal)
     )
 
 See ``docs/langgraph.md``.
@@ -20,11 +20,13 @@ from tether._exports import lazy_exports
 if TYPE_CHECKING:
     from tether.integrations.langgraph.approvals import request_approval, resume_command
     from tether.integrations.langgraph.checkpointer import TetherSaver
+    from tether.integrations.langgraph.store import TetherStore
 
-__all__ = ["TetherSaver", "request_approval", "resume_command"]
+__all__ = ["TetherSaver", "TetherStore", "request_approval", "resume_command"]
 
 _EXPORTS = {
     "TetherSaver": "tether.integrations.langgraph.checkpointer",
+    "TetherStore": "tether.integrations.langgraph.store",
     "request_approval": "tether.integrations.langgraph.approvals",
     "resume_command": "tether.integrations.langgraph.approvals",
 }
