@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
+from langgraph.store.base import GetOp, InvalidNamespaceError, Item, PutOp, SearchOp
 
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
@@ -248,6 +248,6 @@ def test_batch_and_abatch(store: TetherStore) -> None:
         ]
     )
     assert results[0] is None
-    assert results[1] is not None and results[1].value == {"text": "first"}  # type: ignore[union-attr]
+    assert isinstance(results[1], Item) and results[1].value == {"text": "first"}
     found = asyncio.run(store.abatch([GetOp(ALICE, "a"), GetOp(ALICE, "missing")]))
     assert found[1] is None and found[0] is not None
