@@ -70,6 +70,8 @@ OPTIONAL_EXTRAS = {
     "cryptography": "server",
     "playwright": "dev",
     "mcp": "mcp",
+    "langgraph": "langgraph",
+    "langchain_core": "langgraph",
 }
 """Top-level packages of the optional extras, and the extra that installs each."""
 

@@ -13,12 +13,14 @@ from tether.audit.notes import OperatorNotes
 from tether.clock import Clock, SystemClock
 from tether.config import Settings, load_settings
 from tether.context.builder import Context
+from tether.graph_store import GraphStore
 from tether.housekeeping import Housekeeping
 from tether.ids import IdSource, UUID7Source
 from tether.keys import Keyring, load_keyring
 from tether.memory.service import Memory
 from tether.procedures.service import Procedures
 from tether.runs.engine import Executor
+from tether.runs.graphs import Graphs
 from tether.runs.inbox import Inbox
 from tether.runs.platform import PlatformRuns
 from tether.runs.retention import RunRetention
@@ -73,11 +75,13 @@ class Tether:
         self.api_keys = ApiKeys(storage, self.clock, self.keyring, self.audit)
         self.runs = Runs(storage, self.clock, self.ids, self.audit)
         self.platform = PlatformRuns(storage)
+        self.graphs = Graphs(storage, self.clock, self.ids, self.audit)
         self.inbox = Inbox(storage, self.clock, self.ids, self.audit)
         self.notes = OperatorNotes(storage, self.clock, self.keyring, self.audit)
         self.runbook = Runbook(storage, self.clock, self.ids, self.audit, self.notes)
         self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
+        self.graph_store = GraphStore(storage, self.clock, self.audit, self.memory)
         self.procedures = Procedures(storage, self.clock, self.audit)
         self.working: WorkingMemory = open_working(settings, storage, self.clock)
         self.threads = Threads(

@@ -134,6 +134,13 @@ class SchemaTooNew(StorageError):
     code = "schema_too_new"
 
 
+class MemoryWriteRefused(TetherError):
+    """The memory write policy refused a write (the message names the rules)."""
+
+    code = "memory_write_refused"
+    exit_code = 6
+
+
 class IntegrityViolation(TetherError):
     """Stored data failed a check that only tampering or corruption can explain."""
 

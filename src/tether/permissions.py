@@ -6,7 +6,8 @@ this module, so a role means the same everywhere:
 - :data:`ROLE_PERMISSIONS`: the permissions each role holds (``admin`` holds every tenant
   permission);
 - :data:`OPERATIONS`: every public service operation (``"runs.start"``) and the
-  permission it needs; :data:`CLI_COMMANDS`: every CLI command and the operation it calls;
+  permission it needs (every CLI command and the operation it calls:
+  :mod:`tether.permissions_cli`);
 - :func:`authorize`: the one check the services make before they act.
 
 A principal acts only inside its own tenant: every operation reads and writes
@@ -255,6 +256,16 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "webhooks.secret_for": _P.MAINTENANCE,
         "dispatcher.run_due": _P.MAINTENANCE,
         "dispatcher.send_due": _P.MAINTENANCE,
+        # app.graphs (LangGraph threads checkpointed by Tether)
+        "graphs.write": _P.RUNS_START,
+        "graphs.copy_thread": _P.RUNS_START,
+        "graphs.checkpoint": _P.RUNS_READ,
+        "graphs.checkpoints": _P.RUNS_READ,
+        "graphs.thread_run": _P.RUNS_READ,
+        "graphs.resume_values": _P.RUNS_READ,
+        "graphs.delete_thread": _P.RUNS_CONTROL,
+        "graphs.delete_for_runs": _P.RUNS_CONTROL,
+        "graphs.prune": _P.RUNS_CONTROL,
         # app.memory
         "memory.policy": _P.MEMORY_READ,
         "memory.configure": _P.MEMORY_CONFIGURE,
@@ -279,6 +290,14 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "memory.recall": _P.MEMORY_READ,
         "memory.recalls": _P.AUDIT_READ,
         "memory.flush_access": _P.MAINTENANCE,
+        # app.graph_store (LangGraph's key-value store on governed memory)
+        "graph_store.put": _P.MEMORY_PROPOSE,
+        "graph_store.opt_out": _P.MEMORY_PROPOSE,
+        "graph_store.get": _P.MEMORY_READ,
+        "graph_store.search": _P.MEMORY_READ,
+        "graph_store.namespaces": _P.MEMORY_READ,
+        "graph_store.delete": _P.MEMORY_FORGET,
+        "graph_store.sweep": _P.MEMORY_FORGET,
         # app.threads
         "threads.create": _P.THREADS_WRITE,
         "threads.get": _P.THREADS_READ,
@@ -356,95 +375,6 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
 )
 """Every public operation of the services on ``Tether`` (``app.<service>.<method>``) and
 the permission it needs. ``maintenance`` and ``files`` operations take no principal."""
-
-CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
-    {
-        "migrate": "maintenance",
-        "status": "maintenance",
-        "demo": "maintenance",
-        "worker": "maintenance",
-        "platform add-admin": "tenants.add_platform_admin",
-        "tenants create": "tenants.create",
-        "tenants ls": "tenants.all",
-        "principals add": "tenants.grant",
-        "principals ls": "tenants.principals",
-        "api-keys create": "api_keys.create",
-        "api-keys ls": "api_keys.all",
-        "api-keys revoke": "api_keys.revoke",
-        "serve": "maintenance",
-        "audit verify": "audit.verify",
-        "audit ls": "audit.entries",
-        "runs start": "runs.start",
-        "runs ls": "runs.all",
-        "runs stuck": "runs.stuck",
-        "runs show": "runs.get",
-        "runs timeline": "runs.events",
-        "runs handoff": "runs.handoff_document",
-        "runs inspect": "runbook.inspect",
-        "runs checkpoints": "runs.checkpoints",
-        "runs pause": "runbook.pause",
-        "runs resume": "runbook.resume",
-        "runs cancel": "runbook.cancel",
-        "runs retry": "runbook.retry",
-        "runs retry-node": "runbook.retry_node",
-        "runs skip": "runbook.skip",
-        "runs complete": "runbook.complete",
-        "runs fork": "runbook.fork",
-        "runs answer": "runs.answer",
-        "runs send": "inbox.send",
-        "runs inbox": "inbox.messages",
-        "retention set": "retention.set_policy",
-        "retention unset": "retention.remove_policy",
-        "retention ls": "retention.policies",
-        "retention hold": "retention.hold",
-        "retention release": "retention.release",
-        "gc": "retention.gc",
-        "housekeeping run": "housekeeping.run",
-        "webhooks allow": "webhooks.allow",
-        "webhooks disallow": "webhooks.disallow",
-        "webhooks secret": "webhooks.signing_secret",
-        "webhooks add": "webhooks.add_endpoint",
-        "webhooks rm": "webhooks.remove_endpoint",
-        "webhooks endpoints": "webhooks.endpoints",
-        "webhooks ls": "webhooks.deliveries",
-        "webhooks retry": "webhooks.retry",
-        "approvals ls": "runs.waits",
-        "approvals show": "runs.wait",
-        "approvals approve": "runs.decide",
-        "approvals reject": "runs.decide",
-        "memory propose": "memory.propose",
-        "memory recall": "memory.recall",
-        "memory show": "memory.get",
-        "memory history": "memory.history",
-        "memory correct": "memory.correct",
-        "memory forget": "memory.forget",
-        "memory pending": "memory.pending",
-        "memory approve": "memory.approve",
-        "memory reject": "memory.reject",
-        "memory consent": "memory.grant_consent",
-        "memory export": "subjects.export",
-        "memory erase": "subjects.erase",
-        "memory retention": "memory.retention_cycle",
-        "memory reembed": "memory.reembed",
-        "mcp": "memory.recall",
-        "procedures check": "procedures.check",
-        "procedures publish": "procedures.publish",
-        "procedures show": "procedures.current",
-        "procedures history": "procedures.history",
-        "threads create": "threads.create",
-        "threads ls": "threads.all",
-        "threads show": "threads.get",
-        "threads append": "threads.append",
-        "context build": "context.build",
-    }
-)
-"""Every CLI command and the operation it calls (``maintenance``: done as the system)."""
-
-
-def command_permission(command: str) -> Permission:
-    """The permission a CLI command needs."""
-    operation = CLI_COMMANDS[command]
-    return Permission.MAINTENANCE if operation == "maintenance" else OPERATIONS[operation]
 
 
 def is_platform(principal: Principal) -> bool:

@@ -4,14 +4,13 @@ page equal to :func:`markdown_tables`)."""
 from __future__ import annotations
 
 from tether.permissions import (
-    CLI_COMMANDS,
     NO_PRINCIPAL,
     OPERATIONS,
     PLATFORM_PERMISSIONS,
     ROLE_PERMISSIONS,
     Permission,
-    command_permission,
 )
+from tether.permissions_cli import CLI_COMMANDS, command_permission
 from tether.principals import Role
 
 

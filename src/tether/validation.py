@@ -263,8 +263,14 @@ def _rule_for(name: str) -> Rule | None:
     return identifier if name.endswith("_id") else None
 
 
+_CONCRETE = frozenset({str, bytes, int, float, bool, type(None), list, tuple, dict, set, frozenset})
+"""Types that are never one-shot iterables (decided without the slower ABC checks)."""
+
+
 def _materialised(value: Any) -> Any:
     """A one-shot iterable (a generator) as a list, so checking it does not consume it."""
+    if type(value) in _CONCRETE:
+        return value
     if isinstance(value, Iterable) and not isinstance(
         value, (str, bytes, Mapping, list, tuple, set, frozenset, BaseModel, range)
     ):
@@ -291,21 +297,40 @@ def checked(func: Callable[P, R], rules: Mapping[str, Rule] | None = None) -> Ca
     signature = inspect.signature(func)
     extra = dict(rules or {})
     named = {name: extra.get(name) or _rule_for(name) for name in signature.parameters}
+    names = tuple(signature.parameters)
+    simple = all(
+        p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in signature.parameters.values()
+    )
+    positional = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        bound = signature.bind(*args, **kwargs)
-        for name, value in list(bound.arguments.items()):
+        if simple and len(args) <= positional and not kwargs.keys() & names[: len(args)]:
+            # The common call, read without Signature.bind (it costs more than the checks).
+            arguments: dict[str, Any] = dict(zip(names, args, strict=False))
+            arguments.update(kwargs)
+            if arguments.keys() - named.keys():
+                arguments = dict(signature.bind(*args, **kwargs).arguments)
+        else:
+            arguments = dict(signature.bind(*args, **kwargs).arguments)
+        changed = False
+        for name, value in arguments.items():
             if name == "self":
                 continue
-            value = _materialised(value)
-            bound.arguments[name] = value
+            materialised = _materialised(value)
+            if materialised is not value:
+                arguments[name] = value = materialised
+                changed = True
             rule = named[name]
             if rule is not None:
                 rule(name, value)
             check_value(name, value)
         try:
-            return func(*bound.args, **bound.kwargs)
+            if changed:
+                bound = signature.bind_partial()
+                bound.arguments.update(arguments)
+                return func(*bound.args, **bound.kwargs)
+            return func(*args, **kwargs)
         except ValidationError as exc:
             raise InvalidInput(validation_message(exc)) from None
 

@@ -21,6 +21,7 @@ fresh objects to act on.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,30 +35,32 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from tests.support import PostgresServer
-from tether import FakeClock, Tether
+from tether import FakeClock, Tether, canonical
 from tether.cli.main import app as cli_app
 from tether.config import load_settings
-from tether.errors import Conflict, NotFound, PermissionDenied
+from tether.errors import Conflict, MemoryWriteRefused, NotFound, PermissionDenied
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
 from tether.memory.policy import PolicyConfig
 from tether.permissions import (
-    CLI_COMMANDS,
     NO_PRINCIPAL,
     OPERATIONS,
     allows,
     check_memory_change,
     check_wait_answer,
-    command_permission,
 )
+from tether.permissions_cli import CLI_COMMANDS, command_permission
 from tether.principals import GLOBAL_TENANT, Principal, Role
 from tether.runs import END, RunContext, Workflow, WorkflowRegistry
+from tether.runs.graphs import GraphCheckpointWrite
 from tether.runs.listing import RunQuery
+from tether.storage.rows import GraphCheckpointRow
 from tether.threads import NewTurn
 
 SERVICES = ("runs", "runbook", "memory", "threads", "working", "procedures", "audit", "tenants")
 SERVICES += ("subjects", "context")
 HOOKS = "http://127.0.0.1:9/"
+STORE_NS = ("user", "u-1", "prefs")
 OWN, OTHER = "acme", "globex"
 STARTER = "acme-starter"
 PROCEDURES = [
@@ -122,6 +125,8 @@ class World:
         for tenant in (OWN, OTHER):
             app.webhooks.allow(self.who[(tenant, Role.ADMIN)], HOOKS)
         self.notes = 0
+        self.graphs = 0
+        self.items = 0
         self.shared = self.make_targets()
 
     # -- fresh objects in acme -----------------------------------------------------------
@@ -205,6 +210,21 @@ class World:
     def api_key(self) -> str:
         return self.app.api_keys.create(self.admin, STARTER, name="acme-secret key").key.key_id
 
+    def graph(self) -> str:
+        """A LangGraph thread with one checkpoint."""
+        self.graphs += 1
+        thread_id = f"acme-secret-graph-{self.graphs}"
+        self.app.graphs.write(self.admin, [graph_checkpoint(thread_id)])
+        return thread_id
+
+    def store_item(self) -> str:
+        """A key of LangGraph's store (namespace :data:`STORE_NS`), a memory of u-1."""
+        self.items += 1
+        key = f"acme-secret-item-{self.items}"
+        value = {"text": f"acme-secret: u-1 prefers tea ({self.items})"}
+        self.app.graph_store.put(self.admin, STORE_NS, key, value, scope="user", scope_id="u-1")
+        return key
+
     def make_targets(self) -> dict[str, str]:
         return {
             "run": self.run(),
@@ -225,6 +245,8 @@ class World:
             "note": self.note(),
             "delivery": self.delivery(),
             "api_key": self.api_key(),
+            "graph": self.graph(),
+            "store_item": self.store_item(),
         }
 
     def audit_length(self) -> int:
@@ -280,6 +302,30 @@ def _state_after_check(call: Call) -> Call:
             return None
 
     return tolerant
+
+
+def graph_checkpoint(thread_id: str) -> GraphCheckpointWrite:
+    checkpoint = {"channel_versions": {}, "id": "c1", "ts": "", "v": 1, "versions_seen": {}}
+    return GraphCheckpointWrite(
+        checkpoint=GraphCheckpointRow(
+            thread_id=thread_id,
+            checkpoint_ns="",
+            checkpoint_id="c1",
+            parent_checkpoint_id=None,
+            checkpoint_json=canonical.dumps(checkpoint),
+            metadata_json="{}",
+        ),
+        blobs=[],
+    )
+
+
+def _store_put(app: Tether, who: Principal) -> None:
+    """A store write; the policy refusing it (a platform administrator writes only global
+    memory) is the policy's answer, after the permission."""
+    with contextlib.suppress(MemoryWriteRefused):
+        app.graph_store.put(
+            who, ("user", "u-6"), "k", {"text": "likes tea"}, scope="user", scope_id="u-6"
+        )
 
 
 def _proposal() -> MemoryProposal:
@@ -414,6 +460,27 @@ CASES: list[Case] = [
         lambda a, w, t: a.webhooks.notify(w, "run.stuck", t["run"], {}),
         ("run",),
     ),
+    Case("graphs.write", lambda a, w, t: a.graphs.write(w, [graph_checkpoint("g-new")])),
+    Case("graphs.checkpoint", lambda a, w, t: a.graphs.checkpoint(w, t["graph"])),
+    Case("graphs.checkpoints", lambda a, w, t: a.graphs.checkpoints(w)),
+    Case("graphs.thread_run", lambda a, w, t: a.graphs.thread_run(w, t["graph"])),
+    Case("graphs.resume_values", lambda a, w, t: a.graphs.resume_values(w, t["graph"])),
+    Case("graphs.delete_thread", lambda a, w, t: a.graphs.delete_thread(w, t["graph"]), ("graph",)),
+    Case("graphs.delete_for_runs", lambda a, w, t: a.graphs.delete_for_runs(w, ["lg-run-1"])),
+    Case("graphs.copy_thread", lambda a, w, t: a.graphs.copy_thread(w, t["graph"], "g-copy")),
+    Case("graphs.prune", lambda a, w, t: a.graphs.prune(w, [t["graph"]]), ("graph",)),
+    Case("graph_store.put", lambda a, w, t: _store_put(a, w)),
+    Case("graph_store.opt_out", lambda a, w, t: a.graph_store.opt_out(w, "a cache")),
+    Case("graph_store.get", lambda a, w, t: a.graph_store.get(w, STORE_NS, t["store_item"])),
+    Case("graph_store.search", lambda a, w, t: a.graph_store.search(w, ("user",))),
+    Case("graph_store.namespaces", lambda a, w, t: a.graph_store.namespaces(w)),
+    Case(
+        "graph_store.delete",
+        lambda a, w, t: a.graph_store.delete(w, STORE_NS, t["store_item"]),
+        ("store_item",),
+        scope_rule("user", "forget"),
+    ),
+    Case("graph_store.sweep", lambda a, w, t: a.graph_store.sweep(w)),
     Case("memory.policy", lambda a, w, t: a.memory.policy(w)),
     Case("memory.configure", lambda a, w, t: a.memory.configure(w, PolicyConfig())),
     Case("memory.grant_consent", lambda a, w, t: a.memory.grant_consent(w)),
@@ -690,6 +757,8 @@ def _targets(world: World, fresh_names: tuple[str, ...]) -> dict[str, str]:
         "held_run": world.held_run,
         "note": world.note,
         "api_key": world.api_key,
+        "graph": world.graph,
+        "store_item": world.store_item,
     }
     for name in fresh_names:
         fresh[name] = made[name]()

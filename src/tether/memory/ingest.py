@@ -264,7 +264,8 @@ class _ChunkWriter:
             ]
             previous = current[-1] if current else None
         threshold = self._config.reinforce_similarity
-        if previous is None and not held and threshold is not None:
+        # A fact key names the fact: another key is another fact, however alike the words.
+        if previous is None and not proposal.fact_key and not held and threshold is not None:
             twin = near_duplicate_txn(txn, tenant, proposal, text, threshold)
             if twin is not None:
                 reinforced = twin.model_copy(

@@ -3,8 +3,10 @@
 After a workflow's retention period a finished run keeps its run row, its final
 checkpoint (rewritten as a full snapshot), its effect journal without payloads (keys and
 outcomes) and its audit entries; its events, intermediate checkpoints, step, interrupt and
-approval journal entries, journal payloads and inbox messages are deleted. A run under a
-legal hold is never compacted. ``gc`` works in small batches, one short transaction each,
+approval journal entries, journal payloads and inbox messages are deleted. A LangGraph
+thread's run (:mod:`tether.runs.graph_runs`) also keeps only the latest checkpoint of each
+namespace, its pending writes and the channel values it reads. A run under a legal hold is
+never compacted. ``gc`` works in small batches, one short transaction each,
 so it never holds the write lock for long.
 """
 
@@ -25,6 +27,8 @@ from tether.ids import IdSource, parse_id
 from tether.permissions import authorize
 from tether.principals import Principal
 from tether.runs.claim import load_state_dict
+from tether.runs.graph_runs import GRAPH_WORKFLOW
+from tether.runs.graphs import prune_thread_txn
 from tether.runs.models import Run, RunEvent
 from tether.storage.base import Storage
 from tether.storage.rows import RetentionCandidate, RunHoldRow
@@ -264,6 +268,10 @@ class RunRetention:
                             at=self._clock.now(),
                         ):
                             continue
+                        if run.workflow == GRAPH_WORKFLOW:
+                            thread_id = txn.graph_thread_of_run(tenant, run_id)
+                            if thread_id is not None:
+                                prune_thread_txn(txn, tenant, thread_id)
                     done.append(run_id)
                     counts["run_events"] += rows.events
                     counts["run_checkpoints"] += rows.checkpoints - 1

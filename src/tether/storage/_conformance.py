@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tether.storage.base import Storage, Transaction
+    from tether.storage.langgraph_store import LangGraphStore
     from tether.storage.postgres.backend import PostgresStorage, PostgresTransaction
     from tether.storage.sqlite.backend import SQLiteStorage, SQLiteTransaction
     from tether.storage.stores import (
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     sqlite_procedures: type[ProcedureStore] = SQLiteTransaction
     sqlite_operations: type[OperationsStore] = SQLiteTransaction
     sqlite_webhooks: type[WebhookStore] = SQLiteTransaction
+    sqlite_langgraph: type[LangGraphStore] = SQLiteTransaction
     sqlite_transaction: type[Transaction] = SQLiteTransaction
     sqlite_storage: type[Storage] = SQLiteStorage
 
@@ -44,5 +46,6 @@ if TYPE_CHECKING:
     postgres_procedures: type[ProcedureStore] = PostgresTransaction
     postgres_operations: type[OperationsStore] = PostgresTransaction
     postgres_webhooks: type[WebhookStore] = PostgresTransaction
+    postgres_langgraph: type[LangGraphStore] = PostgresTransaction
     postgres_transaction: type[Transaction] = PostgresTransaction
     postgres_storage: type[Storage] = PostgresStorage

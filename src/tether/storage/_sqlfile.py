@@ -21,6 +21,7 @@ COMPONENTS: tuple[str, ...] = (
     "threads",
     "procedures",
     "operations",
+    "langgraph",
 )
 """Components in the order their migrations apply (later ones may reference earlier)."""
 

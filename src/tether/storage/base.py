@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from typing import Literal, Protocol
 
 from tether.keys import Keyring
+from tether.storage.langgraph_store import LangGraphStore
 from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
@@ -52,6 +53,7 @@ class Transaction(
     ProcedureStore,
     OperationsStore,
     WebhookStore,
+    LangGraphStore,
     Protocol,
 ):
     """Every typed operation inside one open transaction: the contract of each component
@@ -189,6 +191,7 @@ __all__ = [
     "AuditRow",
     "ComponentVersion",
     "CoreStore",
+    "LangGraphStore",
     "MemoryCandidate",
     "MemoryDecisionRow",
     "MemoryHoldRow",

@@ -344,3 +344,93 @@ class StuckCutoffs:
     """At least this many lease takeovers."""
     checkpoint_by_workflow: Mapping[str, datetime]
     """Per workflow name: the last checkpoint older than this."""
+
+
+@dataclass(frozen=True)
+class GraphThreadRow:
+    """A LangGraph thread's run row, as far as its checkpoints move it."""
+
+    run_id: str
+    status: str
+    event_seq: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class GraphRunUpdate:
+    """What a thread's latest checkpoint or pending writes say about its run row."""
+
+    run_id: str
+    status: str
+    current_node: str
+    steps: int
+    wait_id: str | None
+    error: str | None
+    event_seq: int
+    updated_at: datetime
+    updated_by: str
+
+
+@dataclass(frozen=True)
+class GraphCheckpointRow:
+    """A checkpoint of a LangGraph thread: the checkpoint without its channel values
+    (canonical JSON: versions, versions seen, id, time), its metadata, the channels whose
+    values are stored apart (:class:`GraphBlobRow`, at the version the checkpoint lists)
+    and the others' values inline (the serializer's type tag and bytes)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    checkpoint_json: str
+    metadata_json: str
+    blob_channels: tuple[str, ...] = ()
+    inline_type: str | None = None
+    inline_data: bytes | None = None
+
+
+@dataclass(frozen=True)
+class GraphBlobRow:
+    """One channel value at one version, as the checkpointer's serializer wrote it.
+
+    ``type`` is the serializer's type tag (``"empty"``: the channel had no value). A row
+    with a ``base_version`` holds only the items appended to a list: the value is the
+    first ``keep`` items of the value at ``base_version``, then these.
+    """
+
+    checkpoint_ns: str
+    channel: str
+    version: str
+    type: str
+    data: bytes | None
+    base_version: str | None = None
+    keep: int | None = None
+
+
+@dataclass(frozen=True)
+class GraphWriteRow:
+    """A pending write of a task, waiting for the checkpoint after its step."""
+
+    task_id: str
+    idx: int
+    channel: str
+    type: str
+    data: bytes | None
+    task_path: str = ""
+
+
+@dataclass(frozen=True)
+class StoreItemRow:
+    """An item of LangGraph's key-value store: governed (its value is the text of the
+    memory ``memory_id``) or, in a store that opted out of the write policy, kept here
+    (``value_json``, with the vector of its indexed text)."""
+
+    namespace: str
+    key: str
+    memory_id: str | None
+    value_json: str | None
+    vector: bytes | None
+    created_at: datetime
+    updated_at: datetime
+    ttl_minutes: float | None
+    expires_at: datetime | None

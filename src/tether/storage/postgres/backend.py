@@ -44,6 +44,7 @@ from tether.errors import (
 )
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
+from tether.storage._langgraph_ops import LangGraphOps
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -120,7 +121,14 @@ RUN_TABLES = ("runs", "run_checkpoints", "run_journal", "run_waits", "run_events
 
 
 class PostgresTransaction(
-    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+    WebhookOps,
+    RunOps,
+    MemoryOps,
+    WorkingOps,
+    ThreadOps,
+    ProceduresOps,
+    OperationsOps,
+    LangGraphOps,
 ):
     def __init__(
         self, conn: psycopg.Connection[dict[str, Any]], queries: Mapping[str, str]

@@ -1,8 +1,10 @@
 """The embedded SQLite backend (standard library ``sqlite3``).
 
-WAL mode, ``busy_timeout``, ``BEGIN IMMEDIATE`` for writes, foreign keys on. Each thread
-gets its own connection, so the object can be shared across threads; SQLite serialises
-the writers.
+WAL mode, ``busy_timeout``, ``BEGIN IMMEDIATE`` for writes, foreign keys on. A thread
+holds a connection of its own while a transaction is open, so the object can be shared
+across threads; SQLite serialises the writers. Between transactions the connection goes
+back to a small pool, so a caller that runs each call on a new thread (LangGraph's
+executors do) reuses connections instead of opening one per thread.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tether.errors import (
 )
 from tether.keys import Keyring
 from tether.redaction import redact
+from tether.storage._langgraph_ops import LangGraphOps
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -86,7 +89,14 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
 
 
 class SQLiteTransaction(
-    WebhookOps, RunOps, MemoryOps, WorkingOps, ThreadOps, ProceduresOps, OperationsOps
+    WebhookOps,
+    RunOps,
+    MemoryOps,
+    WorkingOps,
+    ThreadOps,
+    ProceduresOps,
+    OperationsOps,
+    LangGraphOps,
 ):
     def __init__(self, conn: sqlite3.Connection, queries: Mapping[str, str]) -> None:
         super().__init__(queries)
@@ -186,6 +196,9 @@ class SQLiteWakeups:
                 conn.close()
 
 
+IDLE_CONNECTIONS = 8
+"""Most connections kept open between transactions."""
+
 WAKEUP_CHECK_S = 0.005
 """How often an idle worker on SQLite checks whether another connection committed."""
 
@@ -217,15 +230,22 @@ class SQLiteStorage:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
         self._closed = False
         self._connection()
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection: the one it holds, an idle one, or a new one."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn
         if self._closed:
             raise StorageError("this storage was closed; open a new one")
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is not None:
+            self._local.conn = conn
+            return conn
         try:
             conn = sqlite3.connect(
                 self.path,
@@ -272,6 +292,22 @@ class SQLiteStorage:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
 
+    def _release_connection(self) -> None:
+        """Hand this thread's connection back to the pool once no transaction is open on
+        it (at most :data:`IDLE_CONNECTIONS` wait there; the others are closed)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None or conn.in_transaction:
+            return
+        self._local.conn = None
+        with self._lock:
+            if not self._closed and len(self._idle) < IDLE_CONNECTIONS:
+                self._idle.append(conn)
+                return
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with suppress(sqlite3.Error):
+            conn.close()
+
     def _discard_connection(self) -> None:
         """Forget this thread's connection after a fault, so the next transaction opens a
         fresh one (a connection opened while the file was read-only stays read-only)."""
@@ -308,24 +344,27 @@ class SQLiteStorage:
                 "a transaction is already open on this thread; finish it before opening another"
             )
         try:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.Error as exc:
-            self._fail(conn, exc)
-        try:
-            yield SQLiteTransaction(conn, self._queries)
-        except sqlite3.Error as exc:
-            self._fail(conn, exc)
-        except BaseException:
             try:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                self._discard_connection()
-            raise
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._fail(conn, exc)
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.Error as exc:
+                self._fail(conn, exc)
+            try:
+                yield SQLiteTransaction(conn, self._queries)
+            except sqlite3.Error as exc:
+                self._fail(conn, exc)
+            except BaseException:
+                try:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    self._discard_connection()
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._fail(conn, exc)
+        finally:
+            self._release_connection()
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -444,6 +483,7 @@ class SQLiteStorage:
         with self._lock:
             self._closed = True
             connections, self._connections = self._connections, []
+            self._idle = []
         for conn in connections:
             conn.close()
 

@@ -1,0 +1,389 @@
+"""The run row behind each LangGraph thread, and what a thread's writes do to it.
+
+A thread checkpointed by Tether is a run of the workflow :data:`GRAPH_WORKFLOW` (version
+0, which no worker ever claims): ``tether runs ls`` lists it, retention compacts it, and
+its interrupts are waits that ``tether approvals`` and ``tether runs answer`` settle. The
+run's status follows the thread: ``running`` while its latest checkpoint has nodes to run,
+``completed`` when it has none, ``waiting_for_approval`` / ``waiting_for_user`` on an
+interrupt, ``queued`` once that interrupt is decided and the graph may resume,
+``failed`` when a node raised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from tether import canonical
+from tether.audit.log import AuditLog
+from tether.principals import Principal, Role
+from tether.runs.models import (
+    FINISHED,
+    InterruptReason,
+    JournalKind,
+    Run,
+    RunEvent,
+    RunStatus,
+    Wait,
+    WaitStatus,
+)
+from tether.storage.base import Transaction
+from tether.storage.rows import GraphRunUpdate, GraphThreadRow
+
+GRAPH_WORKFLOW = "langgraph"
+"""The workflow name of every LangGraph thread's run."""
+GRAPH_WORKFLOW_VERSION = 0
+"""No registered workflow has version 0, so no Tether worker claims a thread's run."""
+END_NODE = "__end__"
+WAITING_STATUSES = frozenset(
+    {RunStatus.WAITING_FOR_APPROVAL.value, RunStatus.WAITING_FOR_USER.value}
+)
+RUNNING_REFRESH = timedelta(seconds=1)
+"""How stale a running thread's run row may get (its current node, its step count)."""
+
+
+@dataclass(frozen=True)
+class GraphInterrupt:
+    """An ``interrupt()`` of a LangGraph node, as a Tether wait sees it."""
+
+    interrupt_id: str
+    node: str
+    checkpoint_id: str
+    """The checkpoint whose step was interrupted."""
+    request: Mapping[str, Any]
+    """JSON: for an approval the :class:`~tether.runs.models.ApprovalRequest` fields, else
+    ``{"question": ...}``."""
+    approval: bool = False
+
+
+@dataclass(frozen=True)
+class RunMove:
+    """Where a thread's writes move its run row."""
+
+    status: RunStatus
+    node: str
+    steps: int | None = None
+    wait_id: str | None = None
+    error: str | None = None
+    event: str = ""
+    data: Mapping[str, Any] | None = None
+
+
+class GraphRuns:
+    """Creates and moves the run rows of LangGraph threads inside the caller's
+    transaction."""
+
+    def __init__(self, audit: AuditLog, new_id: Any) -> None:
+        self._audit = audit
+        self._new_id = new_id
+
+    def ensure_thread_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        thread_id: str,
+        now: datetime,
+        *,
+        status: RunStatus = RunStatus.RUNNING,
+    ) -> GraphThreadRow:
+        """The thread's run row, created (with its ``graph.thread_started`` event and a
+        ``run.started`` audit entry) the first time the thread is written."""
+        tenant = principal.tenant_id
+        found = txn.get_graph_thread(tenant, thread_id)
+        if found is not None:
+            return found
+        run_id = str(self._new_id())
+        txn.insert_run(_graph_run(tenant, run_id, principal.principal_id, now, status))
+        txn.insert_graph_thread(tenant, thread_id, run_id, at=now)
+        txn.insert_events(
+            [_event(tenant, run_id, 1, now, "graph.thread_started", "", {"thread_id": thread_id})]
+        )
+        self._audit.record_by_txn(
+            txn,
+            principal,
+            action="run.started",
+            target=f"run:{run_id}",
+            details={"workflow": GRAPH_WORKFLOW},
+        )
+        return GraphThreadRow(run_id=run_id, status=status.value, event_seq=1, updated_at=now)
+
+    def move_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        thread: GraphThreadRow,
+        move: RunMove,
+        now: datetime,
+    ) -> GraphThreadRow:
+        """Set the run row as ``move`` says; a change of status is also an event. A run
+        that waited and moves on without its waits decided closes them (``cancelled``).
+        A run that stays ``running`` is written at most every :data:`RUNNING_REFRESH`
+        (its node and step count lag by that much), so a fast graph does not pay for a
+        run row at every step. Returns the row as it now stands."""
+        tenant = principal.tenant_id
+        previous = RunStatus(thread.status)
+        changed = previous is not move.status
+        if not changed and fresh(thread, move.status, now):
+            return thread
+        seq = thread.event_seq + (1 if changed else 0)
+        if changed and previous.value in WAITING_STATUSES:
+            self._close_waits_txn(txn, principal, thread.run_id, now)
+        if changed and previous in FINISHED:
+            txn.forget_run_retained(tenant, thread.run_id)
+        txn.update_graph_run(
+            tenant,
+            GraphRunUpdate(
+                run_id=thread.run_id,
+                status=move.status.value,
+                current_node=move.node,
+                steps=max(move.steps or 0, 0),
+                wait_id=move.wait_id,
+                error=move.error,
+                event_seq=seq,
+                updated_at=now,
+                updated_by=principal.principal_id,
+            ),
+        )
+        if changed:
+            event = move.event or f"graph.{move.status.value}"
+            txn.insert_events(
+                [_event(tenant, thread.run_id, seq, now, event, move.node, move.data or {})]
+            )
+        return GraphThreadRow(thread.run_id, move.status.value, seq, now)
+
+    def open_waits_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        thread: GraphThreadRow,
+        interrupts: Sequence[GraphInterrupt],
+        now: datetime,
+    ) -> RunMove | None:
+        """A wait per interrupt not already waited on; where the run goes (``None``: all
+        were known)."""
+        tenant = principal.tenant_id
+        known = {
+            str(wait.request.get("interrupt_id"))
+            for wait in txn.list_waits(tenant, run_id=thread.run_id, limit=10_000)
+        }
+        opened: list[Wait] = []
+        for interrupt in interrupts:
+            if interrupt.interrupt_id in known:
+                continue
+            known.add(interrupt.interrupt_id)
+            opened.append(_wait(tenant, thread.run_id, principal, interrupt, self._new_id(), now))
+        for wait in opened:
+            txn.insert_wait(wait)
+        if not opened:
+            return None
+        first = opened[0]
+        return RunMove(
+            status=first.reason.status,
+            node=first.node,
+            wait_id=first.wait_id,
+            event="graph.interrupted",
+            data={"waits": [wait.wait_id for wait in opened]},
+        )
+
+    def still_waiting_txn(
+        self, txn: Transaction, tenant_id: str, thread: GraphThreadRow, checkpoint_id: str
+    ) -> bool:
+        """Whether the run waits on an interrupt of ``checkpoint_id`` or a later checkpoint:
+        that checkpoint, stored late (LangGraph may write it in the background after the
+        interrupt), does not move the run on."""
+        if thread.status not in WAITING_STATUSES:
+            return False
+        return any(
+            str(wait.request.get("checkpoint_id", "")) >= checkpoint_id
+            for wait in txn.list_waits(
+                tenant_id, status=WaitStatus.OPEN.value, run_id=thread.run_id, limit=10_000
+            )
+        )
+
+    def _close_waits_txn(
+        self, txn: Transaction, principal: Principal, run_id: str, now: datetime
+    ) -> None:
+        tenant = principal.tenant_id
+        for wait in txn.list_waits(tenant, status=WaitStatus.OPEN.value, run_id=run_id):
+            txn.resolve_wait(
+                tenant,
+                wait.wait_id,
+                status=WaitStatus.CANCELLED.value,
+                resolved_at=now,
+                resolved_by=principal.principal_id,
+                resolution={"reason": "the graph resumed without this wait's answer"},
+            )
+
+
+def fresh(thread: GraphThreadRow, status: RunStatus, now: datetime) -> bool:
+    """Whether a ``running`` run row that stays ``running`` needs no write yet."""
+    return (
+        status is RunStatus.RUNNING
+        and thread.status == RunStatus.RUNNING.value
+        and now < thread.updated_at + RUNNING_REFRESH
+    )
+
+
+def resume_values(waits: Sequence[Wait]) -> dict[str, Any]:
+    """The value each decided interrupt resumes with, by interrupt id: for an approval
+    ``{"approved": ..., "status": ..., "decided_by": ..., "comment": ...}``, for another
+    interrupt the answer given."""
+    values: dict[str, Any] = {}
+    for wait in waits:
+        interrupt_id = wait.request.get("interrupt_id")
+        if not isinstance(interrupt_id, str) or wait.resolution is None:
+            continue
+        if wait.kind is JournalKind.APPROVAL and wait.status in (
+            WaitStatus.APPROVED,
+            WaitStatus.REJECTED,
+        ):
+            values[interrupt_id] = {
+                "approved": wait.status is WaitStatus.APPROVED,
+                "status": wait.status.value,
+                "decided_by": wait.resolved_by,
+                "comment": wait.resolution.get("comment"),
+            }
+        elif wait.status is WaitStatus.ANSWERED:
+            values[interrupt_id] = wait.resolution.get("answer")
+    return values
+
+
+def needed_blobs(
+    checkpoints: Sequence[tuple[str, str, Sequence[str]]],
+    links: Sequence[tuple[tuple[str, str, str], str | None]],
+) -> set[tuple[str, str, str]]:
+    """The stored values the given checkpoints (namespace, checkpoint JSON, channels stored
+    apart) still read: each such channel at its version, and every value it extends."""
+    needed: set[tuple[str, str, str]] = set()
+    for ns, text, channels in checkpoints:
+        versions = json.loads(text).get("channel_versions", {})
+        needed.update(
+            (ns, channel, str(versions[channel])) for channel in channels if channel in versions
+        )
+    base_of = dict(links)
+    pending = list(needed)
+    while pending:
+        ns, channel, version = pending.pop()
+        base = base_of.get((ns, channel, version))
+        if base is not None and (ns, channel, base) not in needed:
+            needed.add((ns, channel, base))
+            pending.append((ns, channel, base))
+    return needed
+
+
+def collect_blobs_txn(txn: Transaction, tenant_id: str, thread_id: str) -> int:
+    """Delete the thread's stored values no checkpoint reads any more; how many."""
+    links = txn.list_graph_blob_links(tenant_id, thread_id)
+    needed = needed_blobs(txn.list_graph_thread_checkpoints(tenant_id, thread_id), links)
+    unused = [key for key, _ in links if key not in needed]
+    txn.delete_graph_blobs(tenant_id, thread_id, unused)
+    return len(unused)
+
+
+def _graph_run(tenant: str, run_id: str, by: str, now: datetime, status: RunStatus) -> Run:
+    return Run(
+        tenant_id=tenant,
+        run_id=run_id,
+        workflow=GRAPH_WORKFLOW,
+        workflow_version=GRAPH_WORKFLOW_VERSION,
+        status=status,
+        current_node="",
+        state_version=0,
+        checkpoint_seq=0,
+        full_seq=0,
+        delta_bytes=0,
+        full_bytes=0,
+        event_seq=1,
+        version=1,
+        lease_owner=None,
+        lease_expires_at=None,
+        attempt=0,
+        steps=0,
+        max_steps=0,
+        deadline=None,
+        resume_at=None,
+        wait_id=None,
+        cancel_requested=False,
+        error=None,
+        visits={},
+        created_at=now,
+        created_by=by,
+        updated_at=now,
+        updated_by=by,
+    )
+
+
+def _event(
+    tenant: str,
+    run_id: str,
+    seq: int,
+    now: datetime,
+    type_: str,
+    node: str,
+    data: Mapping[str, Any],
+) -> RunEvent:
+    return RunEvent(
+        tenant_id=tenant,
+        run_id=run_id,
+        seq=seq,
+        at=now,
+        type=type_,
+        node=node or None,
+        duration_ms=None,
+        data=dict(data),
+    )
+
+
+def _wait(
+    tenant: str,
+    run_id: str,
+    principal: Principal,
+    interrupt: GraphInterrupt,
+    wait_id: Any,
+    now: datetime,
+) -> Wait:
+    request = {
+        **interrupt.request,
+        "interrupt_id": interrupt.interrupt_id,
+        "checkpoint_id": interrupt.checkpoint_id,
+    }
+    action = request.get("action")
+    if interrupt.approval:
+        message = str(request.get("title") or f"approve {interrupt.node}")
+    else:
+        message = str(request.get("question") or f"{interrupt.node} asks for input")
+    return Wait(
+        tenant_id=tenant,
+        wait_id=str(wait_id),
+        run_id=run_id,
+        node=interrupt.node,
+        visit=0,
+        position=0,
+        kind=JournalKind.APPROVAL if interrupt.approval else JournalKind.INTERRUPT,
+        reason=(
+            InterruptReason.APPROVAL_REQUIRED
+            if interrupt.approval
+            else InterruptReason.CLARIFICATION_REQUIRED
+        ),
+        status=WaitStatus.OPEN,
+        message=message,
+        request=request,
+        action_digest=(
+            canonical.digest(action if isinstance(action, dict) else {})
+            if interrupt.approval
+            else None
+        ),
+        approver_role=(
+            str(request.get("approver_role") or Role.APPROVER.value) if interrupt.approval else None
+        ),
+        requested_by=principal.principal_id,
+        resume_at=None,
+        expires_at=None,
+        created_at=now,
+        resolved_at=None,
+        resolved_by=None,
+        resolution=None,
+    )

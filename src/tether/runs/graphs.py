@@ -1,0 +1,342 @@
+"""``app.graphs``: the threads of LangGraph graphs, checkpointed by Tether.
+
+The LangGraph checkpointer (:mod:`tether.integrations.langgraph`) serializes; this
+service stores what it is given under the principal's tenant and keeps each thread's run
+row in step (:mod:`tether.runs.graph_runs`). Channel values arrive as rows of the
+serializer's bytes, a list that grew as only the items appended to an earlier version, and
+leave the same way: the chain of rows that makes a value, its own first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tether import canonical
+from tether.audit.log import AuditLog
+from tether.clock import Clock
+from tether.errors import Conflict, InvalidInput
+from tether.ids import IdSource
+from tether.permissions import authorize
+from tether.principals import Principal
+from tether.runs.graph_runs import (
+    END_NODE,
+    GraphInterrupt,
+    GraphRuns,
+    RunMove,
+    collect_blobs_txn,
+    fresh,
+    resume_values,
+)
+from tether.runs.models import FINISHED, Run, RunStatus
+from tether.storage.base import Storage, Transaction
+from tether.storage.rows import GraphBlobRow, GraphCheckpointRow, GraphThreadRow, GraphWriteRow
+from tether.validation import guarded, identifier
+
+KNOWN_THREADS = 10_000
+"""Most threads whose run row a process remembers."""
+MAX_LIST = 10_000
+"""Most checkpoints one listing returns."""
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+@dataclass(frozen=True)
+class GraphCheckpointWrite:
+    """One checkpoint of a thread, ready to store."""
+
+    checkpoint: GraphCheckpointRow
+    blobs: Sequence[GraphBlobRow]
+    """The channel values new in this checkpoint."""
+    graph_run_id: str | None = None
+    """LangGraph's run id (metadata ``run_id``), for ``delete_for_runs``."""
+    step: int = 0
+    next_nodes: Sequence[str] = ()
+    """The nodes the checkpoint has yet to run (none: the graph finished)."""
+
+
+@dataclass(frozen=True)
+class GraphTaskWrites:
+    """A task's pending writes against a checkpoint, what they mean for the run (its
+    ``interrupt()`` calls, the error it raised) and whether they replace earlier ones."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    writes: Sequence[GraphWriteRow]
+    replace: bool = False
+    interrupts: Sequence[GraphInterrupt] = ()
+    failure: str | None = None
+    """The error's type and redacted message, when the task raised."""
+    node: str = ""
+
+
+GraphWrite = GraphCheckpointWrite | GraphTaskWrites
+"""One item of :meth:`Graphs.write`."""
+
+
+@dataclass(frozen=True)
+class StoredGraphCheckpoint:
+    """A checkpoint as stored: for each channel stored apart the chain of rows that makes
+    its value (its own first), and the pending writes in the order live execution applies
+    them (the inline values are in the checkpoint row)."""
+
+    checkpoint: GraphCheckpointRow
+    values: Mapping[str, Sequence[GraphBlobRow]]
+    writes: Sequence[GraphWriteRow] = field(default_factory=list)
+
+
+@guarded
+class Graphs:
+    """``app.graphs``: checkpoints, pending writes and run rows of LangGraph threads."""
+
+    def __init__(self, storage: Storage, clock: Clock, ids: IdSource, audit: AuditLog) -> None:
+        self._storage = storage
+        self._clock = clock
+        self._runs = GraphRuns(audit, ids.new_id)
+        self._threads: dict[tuple[str, str], GraphThreadRow] = {}
+        """Run rows of threads as this process last wrote them, so a step of a running
+        graph needs no read of its run row (see :func:`tether.runs.graph_runs.fresh`)."""
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, principal: Principal, items: Sequence[GraphWrite]) -> None:
+        """Store checkpoints and pending writes, in order, in one transaction.
+
+        A checkpoint comes with the values it introduces (one already stored at its version
+        is kept); one of the root namespace moves the thread's run: ``running`` while it has
+        nodes to run, else ``completed``. A task's writes are kept unless ``replace``; their
+        interrupts open a wait each (an approval request or a question) and put the run in
+        the matching waiting status; a failure (a node raised) marks it ``failed``.
+        """
+        authorize(principal, "graphs.write")
+        for item in items:
+            identifier("thread_id", _thread_of(item))
+        now = self._clock.now()
+        moved: dict[tuple[str, str], GraphThreadRow] = {}
+        try:
+            with self._storage.transaction(principal.tenant_id) as txn:
+                for item in items:
+                    if isinstance(item, GraphCheckpointWrite):
+                        self._checkpoint_txn(txn, principal, item, now, moved)
+                    else:
+                        self._task_writes_txn(txn, principal, item, now, moved)
+        except Conflict:
+            self._threads.clear()  # a thread this process knew was deleted elsewhere
+            raise
+        if len(self._threads) > KNOWN_THREADS:
+            self._threads.clear()
+        self._threads.update(moved)
+
+    def _checkpoint_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        write: GraphCheckpointWrite,
+        now: datetime,
+        moved: dict[tuple[str, str], GraphThreadRow],
+    ) -> None:
+        row = write.checkpoint
+        key = (principal.tenant_id, row.thread_id)
+        nodes = ",".join(write.next_nodes)
+        status = RunStatus.RUNNING if nodes else RunStatus.COMPLETED
+        known = moved.get(key) or self._threads.get(key)
+        if row.checkpoint_ns == "" and known is not None and fresh(known, status, now):
+            # A step of a running graph: this process wrote its run row a moment ago.
+            txn.put_graph_checkpoint(
+                principal.tenant_id, row, graph_run_id=write.graph_run_id, blobs=write.blobs
+            )
+            return
+        thread = self._runs.ensure_thread_txn(txn, principal, row.thread_id, now)
+        txn.put_graph_checkpoint(
+            principal.tenant_id, row, graph_run_id=write.graph_run_id, blobs=write.blobs
+        )
+        if row.checkpoint_ns == "" and not self._runs.still_waiting_txn(
+            txn, principal.tenant_id, thread, row.checkpoint_id
+        ):
+            move = RunMove(status=status, node=nodes or END_NODE, steps=write.step)
+            moved[key] = self._runs.move_txn(txn, principal, thread, move, now)
+
+    def _task_writes_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        task: GraphTaskWrites,
+        now: datetime,
+        moved: dict[tuple[str, str], GraphThreadRow],
+    ) -> None:
+        tenant = principal.tenant_id
+        txn.put_graph_writes(
+            tenant,
+            task.thread_id,
+            task.checkpoint_ns,
+            task.checkpoint_id,
+            task.writes,
+            replace=task.replace,
+        )
+        if not task.interrupts and task.failure is None:
+            return
+        thread = self._runs.ensure_thread_txn(txn, principal, task.thread_id, now)
+        move = self._runs.open_waits_txn(txn, principal, thread, task.interrupts, now)
+        if move is None and task.failure is not None:
+            move = RunMove(status=RunStatus.FAILED, node=task.node, error=task.failure)
+        if move is not None:
+            moved[(tenant, task.thread_id)] = self._runs.move_txn(txn, principal, thread, move, now)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def checkpoint(
+        self,
+        principal: Principal,
+        thread_id: str,
+        checkpoint_ns: str = "",
+        checkpoint_id: str | None = None,
+    ) -> StoredGraphCheckpoint | None:
+        """The checkpoint ``checkpoint_id`` of the thread's namespace, or its latest."""
+        authorize(principal, "graphs.checkpoint")
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant, write=False) as txn:
+            row = txn.get_graph_checkpoint(tenant, thread_id, checkpoint_ns, checkpoint_id)
+            return None if row is None else _stored(txn, tenant, row)
+
+    def checkpoints(
+        self,
+        principal: Principal,
+        *,
+        thread_id: str | None = None,
+        checkpoint_ns: str | None = None,
+        checkpoint_id: str | None = None,
+        before: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int = MAX_LIST,
+    ) -> list[StoredGraphCheckpoint]:
+        """Checkpoints newest first: of one thread (``None``: every thread of the tenant)
+        and namespace (``None``: every namespace), before the checkpoint id ``before``,
+        whose metadata holds every key of ``metadata`` with the same value."""
+        authorize(principal, "graphs.checkpoints")
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant, write=False) as txn:
+            rows = txn.list_graph_checkpoints(
+                tenant,
+                thread_id=thread_id,
+                checkpoint_ns=checkpoint_ns,
+                checkpoint_id=checkpoint_id,
+                before=before,
+                filter_json=canonical.dumps(dict(metadata or {})),
+                limit=min(limit, MAX_LIST),
+            )
+            return [_stored(txn, tenant, row) for row in rows]
+
+    def thread_run(self, principal: Principal, thread_id: str) -> Run | None:
+        """The run row of a thread (``tether runs show`` shows the same)."""
+        authorize(principal, "graphs.thread_run")
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant, write=False) as txn:
+            thread = txn.get_graph_thread(tenant, thread_id)
+            return None if thread is None else txn.get_run(tenant, thread.run_id)
+
+    def resume_values(self, principal: Principal, thread_id: str) -> dict[str, Any]:
+        """What each interrupt of the thread decided in Tether resumes with, by interrupt
+        id (see :func:`tether.runs.graph_runs.resume_values`)."""
+        authorize(principal, "graphs.resume_values")
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant, write=False) as txn:
+            thread = txn.get_graph_thread(tenant, thread_id)
+            if thread is None:
+                return {}
+            return resume_values(txn.list_waits(tenant, run_id=thread.run_id, limit=10_000))
+
+    # -- deleting, copying, pruning --------------------------------------------------------
+
+    def delete_thread(self, principal: Principal, thread_id: str) -> None:
+        """Delete every checkpoint, value and write of the thread. Its run row stays (as
+        every run's does), ``cancelled`` unless it had finished."""
+        authorize(principal, "graphs.delete_thread")
+        tenant = principal.tenant_id
+        now = self._clock.now()
+        self._threads.pop((tenant, thread_id), None)
+        with self._storage.transaction(tenant) as txn:
+            thread = txn.get_graph_thread(tenant, thread_id)
+            txn.delete_graph_thread(tenant, thread_id)
+            if thread is None:
+                return
+            status = RunStatus(thread.status)
+            final = status if status in FINISHED else RunStatus.CANCELLED
+            move = RunMove(status=final, node=END_NODE, event="graph.thread_deleted")
+            self._runs.move_txn(txn, principal, thread, move, now)
+
+    def delete_for_runs(self, principal: Principal, graph_run_ids: Sequence[str]) -> None:
+        """Delete every checkpoint (and its writes) that these LangGraph runs wrote."""
+        authorize(principal, "graphs.delete_for_runs")
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant) as txn:
+            threads: set[str] = set()
+            for graph_run_id in graph_run_ids:
+                for thread_id, ns, checkpoint_id in txn.list_graph_checkpoints_of_run(
+                    tenant, graph_run_id
+                ):
+                    txn.delete_graph_checkpoint(tenant, thread_id, ns, checkpoint_id)
+                    threads.add(thread_id)
+            for thread_id in sorted(threads):
+                collect_blobs_txn(txn, tenant, thread_id)
+
+    def copy_thread(
+        self, principal: Principal, source_thread_id: str, target_thread_id: str
+    ) -> None:
+        """Copy every checkpoint, value and write of a thread to another thread, which
+        gets a run of its own in the source's status."""
+        authorize(principal, "graphs.copy_thread")
+        tenant = principal.tenant_id
+        now = self._clock.now()
+        with self._storage.transaction(tenant) as txn:
+            source = txn.get_graph_thread(tenant, source_thread_id)
+            if source is None:
+                return
+            status = RunStatus(source.status)
+            self._runs.ensure_thread_txn(txn, principal, target_thread_id, now, status=status)
+            txn.copy_graph_thread(tenant, source_thread_id, target_thread_id)
+
+    def prune(
+        self, principal: Principal, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
+    ) -> None:
+        """``keep_latest``: keep each namespace's latest checkpoint (and its writes and
+        the values it reads); ``delete``: delete the threads (see :meth:`delete_thread`)."""
+        authorize(principal, "graphs.prune")
+        if strategy not in PRUNE_STRATEGIES:
+            raise InvalidInput(f"strategy must be one of {', '.join(PRUNE_STRATEGIES)}")
+        if strategy == "delete":
+            for thread_id in thread_ids:
+                self.delete_thread(principal, thread_id)
+            return
+        tenant = principal.tenant_id
+        with self._storage.transaction(tenant) as txn:
+            for thread_id in thread_ids:
+                prune_thread_txn(txn, tenant, thread_id)
+
+
+def prune_thread_txn(txn: Transaction, tenant_id: str, thread_id: str) -> None:
+    """Keep each namespace's latest checkpoint of the thread, its writes and the values
+    it reads; delete the rest. Run retention compacts a thread's run with this."""
+    txn.prune_graph_checkpoints(tenant_id, thread_id)
+    collect_blobs_txn(txn, tenant_id, thread_id)
+
+
+def _thread_of(item: GraphWrite) -> str:
+    return item.checkpoint.thread_id if isinstance(item, GraphCheckpointWrite) else item.thread_id
+
+
+def _stored(txn: Transaction, tenant: str, row: GraphCheckpointRow) -> StoredGraphCheckpoint:
+    versions: dict[str, Any] = json.loads(row.checkpoint_json).get("channel_versions", {})
+    values = {
+        channel: txn.graph_blob_chain(
+            tenant, row.thread_id, row.checkpoint_ns, channel, str(versions[channel])
+        )
+        for channel in row.blob_channels
+        if channel in versions
+    }
+    writes = txn.list_graph_writes(tenant, row.thread_id, row.checkpoint_ns, row.checkpoint_id)
+    return StoredGraphCheckpoint(
+        checkpoint=row, values={k: v for k, v in values.items() if v}, writes=writes
+    )
