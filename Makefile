@@ -12,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,server,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,server,mcp,langgraph]'
 	$(BIN)/python -m scripts.fetch_tokenizer
 	touch $(STAMP)
 
@@ -31,7 +31,7 @@ test-long: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow --run-slow
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,server,mcp,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,server,mcp,langgraph,bench]'
 	$(BIN)/python -m bench.steps
 	$(BIN)/python -m bench.embeddings
 	$(BIN)/python -m bench.memory --no-postgres --ingest 1000
