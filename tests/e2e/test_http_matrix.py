@@ -98,6 +98,10 @@ def _reason(_: dict[str, str]) -> dict[str, Any]:
     return {"reason": "matrix", "comment": "acme-secret comment"}
 
 
+def _hold_reason(_: dict[str, str]) -> dict[str, Any]:
+    return {"reason": "acme-secret litigation"}
+
+
 RUN = {"run_id": "run"}
 THREAD = {"thread_id": "thread"}
 SESSION = {"session_id": "session"}
@@ -190,13 +194,13 @@ ENDPOINTS: list[Endpoint] = [
         ok=204,
     ),
     E("GET", "/retention/holds", "retention.holds"),
-    E("POST", "/runs/{run_id}/holds", "retention.hold", RUN, _reason, ("run",), ok=201),
+    E("POST", "/runs/{run_id}/holds", "retention.hold", RUN, _hold_reason, ("run",), ok=201),
     E(
         "POST",
         "/runs/{run_id}/holds/release",
         "retention.release",
         {"run_id": "held_run"},
-        _reason,
+        _hold_reason,
         ("held_run",),
     ),
     E("POST", "/gc", "retention.gc", body=lambda t: {"dry_run": True}),

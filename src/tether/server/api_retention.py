@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tether.housekeeping import PassReport
 from tether.runs.retention import MAX_KEEP_DAYS, GcReport, RunHold
-from tether.server.api_runbook import Reasoned
 from tether.server.api_runs import RunId
 from tether.server.auth import Caller, TetherApp
 from tether.server.problems import COMMON_ERRORS, error_responses
@@ -43,6 +42,14 @@ class KeepDays(BaseModel):
 
 class RetentionPolicy(KeepDays):
     workflow: str
+
+
+class Reason(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(
+        min_length=1, max_length=2000, description="Why (required); kept as an erasable note."
+    )
 
 
 class HoldPlaced(BaseModel):
@@ -106,7 +113,7 @@ def holds(
 @router.post(
     "/runs/{run_id}/holds", summary="Place a legal hold", status_code=201, response_model=HoldPlaced
 )
-def hold(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> HoldPlaced:
+def hold(run_id: RunId, body: Reason, app: TetherApp, caller: Caller) -> HoldPlaced:
     """Place a legal hold on a run: `gc` never compacts it until every hold is released.
     The reason is required (kept as an erasable note, cited by digest). Needs
     `runs.retention` (admin)."""
@@ -119,7 +126,7 @@ def hold(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> HoldP
     response_model=HoldsReleased,
     responses=error_responses(409),
 )
-def release(run_id: RunId, body: Reasoned, app: TetherApp, caller: Caller) -> HoldsReleased:
+def release(run_id: RunId, body: Reason, app: TetherApp, caller: Caller) -> HoldsReleased:
     """Release every legal hold on the run, with a reason; a run without one is a
     conflict. Needs `runs.retention`."""
     return HoldsReleased(released=app.retention.release(caller, run_id, reason=body.reason))
