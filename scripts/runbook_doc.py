@@ -199,6 +199,8 @@ Every action (`pause`, `resume`, `cancel`, `retry`, `retry-node`, `skip`, `compl
 an erasable operator note; the run's event and the audit entry cite it by digest
 (`note:…`), never as text (`docs/operations.md`, "Reasons and notes"). Reading
 (`stuck`, `inspect`, `checkpoints`, `show`, `timeline`) is open to any role that reads runs.
+The same actions are endpoints of the HTTP API (`POST /api/v1/runs/{{run_id}}/retry`, …,
+with `{{"reason": …}}`; `docs/http.md`).
 
 {SITUATIONS}
 

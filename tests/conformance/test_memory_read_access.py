@@ -133,6 +133,23 @@ def test_a_memory_above_a_roles_clearance_is_filtered_counted_and_explained(
     assert world.app.memory.get(world.who("agent"), confidential).memory_id == confidential
 
 
+def test_listing_scopes_leaves_out_what_the_table_withholds(world: World) -> None:
+    world.write(CASE_TEXT, CASE)
+    world.write(RESTRICTED_TEXT, USER, sensitivity=Sensitivity.RESTRICTED)
+    world.write("The claimant's bicycle is a blue cargo bike", USER)
+
+    def listed(name: str) -> list[str]:
+        return sorted(r.text for r in world.app.memory.in_scopes(world.who(name), [USER, CASE]))
+
+    assert listed("alice") == sorted(
+        [CASE_TEXT, RESTRICTED_TEXT, "The claimant's bicycle is a blue cargo bike"]
+    )
+    assert listed("agent") == sorted([CASE_TEXT, "The claimant's bicycle is a blue cargo bike"])
+    assert listed("u-1") == ["The claimant's bicycle is a blue cargo bike"]
+    world.let_viewers_read_cases("acme")
+    assert listed("u-1") == listed("alice")
+
+
 def test_a_held_memory_above_a_reviewers_clearance_is_neither_listed_nor_approved(
     world: World,
 ) -> None:

@@ -21,12 +21,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.conformance.test_permission_map import (
+    HOOKS,
     OTHER,
     OWN,
     PROCEDURES,
@@ -41,10 +43,10 @@ from tether import FakeClock, Tether
 from tether.config import load_settings
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import Scope
-from tether.permissions import OPERATIONS, allows
+from tether.permissions import NO_PRINCIPAL, OPERATIONS, allows
 from tether.principals import GLOBAL_TENANT, Principal, Role
 from tether.server import create_app
-from tether.server.app import API_PREFIX, API_ROUTERS
+from tether.server.app import API_PREFIX, API_ROUTERS, NOT_OVER_HTTP
 
 SHARED = "shared-bot"
 """A principal of both tenants, so a key for it can be made in either."""
@@ -65,7 +67,7 @@ class Endpoint:
     rule: Callable[[Principal], bool] | None = None
     ok: int = 200
     query: str = ""
-    """A query string the call adds (``checkpoint=0``)."""
+    """A query string the call adds (``checkpoint=0``); ``{name}`` is a parameter too."""
 
     @property
     def label(self) -> str:
@@ -73,8 +75,9 @@ class Endpoint:
         return label + (f" [{self.fresh[0]}]" if self.fresh else "")
 
     def url(self, targets: dict[str, str]) -> str:
-        values = {name: targets[target] for name, target in self.params.items()}
-        return API_PREFIX + self.route.format(**values) + (f"?{self.query}" if self.query else "")
+        values = {name: quote(targets[target], safe="") for name, target in self.params.items()}
+        query = self.query.format_map(values)
+        return API_PREFIX + self.route.format(**values) + (f"?{query}" if query else "")
 
 
 def _recall(_: dict[str, str]) -> dict[str, Any]:
@@ -95,7 +98,13 @@ def _reason(_: dict[str, str]) -> dict[str, Any]:
     return {"reason": "matrix", "comment": "acme-secret comment"}
 
 
+def _hold_reason(_: dict[str, str]) -> dict[str, Any]:
+    return {"reason": "acme-secret litigation"}
+
+
 RUN = {"run_id": "run"}
+THREAD = {"thread_id": "thread"}
+SESSION = {"session_id": "session"}
 E = Endpoint
 ENDPOINTS: list[Endpoint] = [
     E("POST", "/runs", "runs.start", body=lambda t: {"workflow": "asking"}, ok=201),
@@ -161,6 +170,41 @@ ENDPOINTS: list[Endpoint] = [
         lambda t: {"reason": "matrix", "checkpoint": 0},
         ok=201,
     ),
+    E("GET", "/runs/concurrency-limit", "runs.concurrency_limit"),
+    E(
+        "PUT",
+        "/runs/concurrency-limit",
+        "runs.set_concurrency_limit",
+        body=lambda t: {"max_running": None},
+    ),
+    E("GET", "/retention/policies", "retention.policies"),
+    E(
+        "PUT",
+        "/retention/policies/{workflow}",
+        "retention.set_policy",
+        {"workflow": "workflow"},
+        lambda t: {"keep_days": 30},
+    ),
+    E(
+        "DELETE",
+        "/retention/policies/{workflow}",
+        "retention.remove_policy",
+        {"workflow": "policy"},
+        fresh=("policy",),
+        ok=204,
+    ),
+    E("GET", "/retention/holds", "retention.holds"),
+    E("POST", "/runs/{run_id}/holds", "retention.hold", RUN, _hold_reason, ("run",), ok=201),
+    E(
+        "POST",
+        "/runs/{run_id}/holds/release",
+        "retention.release",
+        {"run_id": "held_run"},
+        _hold_reason,
+        ("held_run",),
+    ),
+    E("POST", "/gc", "retention.gc", body=lambda t: {"dry_run": True}),
+    E("POST", "/housekeeping/run", "housekeeping.run"),
     E("GET", "/runs/{run_id}/inbox", "inbox.messages", RUN),
     E(
         "POST",
@@ -271,6 +315,32 @@ ENDPOINTS: list[Endpoint] = [
         ("held",),
         scope_rule("tenant", "reject"),
     ),
+    E("GET", "/memory", "memory.in_scopes", query="scope=user:u-1"),
+    E(
+        "POST",
+        "/memory/proposals/batch",
+        "memory.propose_many",
+        body=lambda t: {"proposals": [_proposal(t)]},
+    ),
+    E("GET", "/memory/policy", "memory.policy"),
+    E("PUT", "/memory/policy", "memory.configure", body=lambda t: {}),
+    E("POST", "/memory/consent", "memory.grant_consent", body=lambda t: {}, ok=204),
+    E("DELETE", "/memory/consent", "memory.revoke_consent", ok=204),
+    E(
+        "POST",
+        "/memory/holds",
+        "memory.place_hold",
+        body=lambda t: {"scope": "user", "scope_id": "u-9", "reason": "a case"},
+        ok=201,
+    ),
+    E(
+        "POST",
+        "/memory/sources/invalidate",
+        "memory.invalidate_source",
+        body=lambda t: {"source_ref": "doc:1", "new_version": "2"},
+    ),
+    E("POST", "/memory/retention", "memory.retention_cycle", body=lambda t: {}),
+    E("POST", "/memory/reembed", "memory.reembed", body=lambda t: {}),
     E("POST", "/subjects/export", "subjects.export", body=lambda t: {"user_id": "u-1"}),
     E("POST", "/subjects/erase", "subjects.erase", body=lambda t: {"user_id": "u-7"}),
     E("POST", "/threads", "threads.create", body=lambda t: {"user_id": "u-3"}, ok=201),
@@ -301,10 +371,103 @@ ENDPOINTS: list[Endpoint] = [
         {"thread_id": "thread"},
         lambda t: {"budget": 4000},
     ),
+    E("POST", "/threads/retention", "threads.retention_cycle"),
+    E("GET", "/threads/{thread_id}/tail", "threads.tail", THREAD, query="count=2"),
+    E(
+        "GET",
+        "/threads/{thread_id}/refs/{ref}",
+        "threads.find_turns",
+        {"thread_id": "thread", "ref": "ref"},
+    ),
+    E("GET", "/turns/{turn_id}", "threads.get_turn", {"turn_id": "turn"}),
+    E("GET", "/working/{session_id}", "working.entries", SESSION),
+    E("GET", "/working/{session_id}/values", "working.get_many", SESSION, query="key=draft"),
+    E("GET", "/working/{session_id}/entry", "working.entry", SESSION, query="key=draft"),
+    E(
+        "PUT",
+        "/working/{session_id}/entry",
+        "working.set",
+        SESSION,
+        lambda t: {"value": {"step": 2}, "ttl_s": 60},
+        ("session",),
+        ok=204,
+        query="key=k",
+    ),
+    E(
+        "POST",
+        "/working/{session_id}/entry/touch",
+        "working.touch",
+        SESSION,
+        lambda t: {"ttl_s": 60},
+        ("session",),
+        query="key=draft",
+    ),
+    E(
+        "DELETE",
+        "/working/{session_id}/entry",
+        "working.delete",
+        SESSION,
+        fresh=("session",),
+        query="key=draft",
+    ),
+    E("DELETE", "/working/{session_id}", "working.clear", SESSION, fresh=("session",)),
     E("GET", "/procedures", "procedures.current"),
+    E("GET", "/procedures/rendered", "procedures.render_for_context"),
     E("GET", "/procedures/history", "procedures.history"),
     E("POST", "/procedures", "procedures.publish", body=lambda t: {"documents": PROCEDURES}),
     E("GET", "/audit", "audit.entries"),
+    E("GET", "/notes/{digest}", "notes.read", {"digest": "note"}),
+    E("DELETE", "/notes/{digest}", "notes.erase", {"digest": "note"}, fresh=("note",), ok=204),
+    E("GET", "/webhooks/allowlist", "webhooks.allowlist"),
+    E(
+        "POST",
+        "/webhooks/allowlist",
+        "webhooks.allow",
+        body=lambda t: {"prefix": "https://hooks.example/"},
+        ok=204,
+    ),
+    E(
+        "DELETE",
+        "/webhooks/allowlist",
+        "webhooks.disallow",
+        {"prefix": "prefix"},
+        fresh=("prefix",),
+        ok=204,
+        query="prefix={prefix}",
+    ),
+    E("GET", "/webhooks/secret", "webhooks.signing_secret"),
+    E("GET", "/webhooks/endpoints", "webhooks.endpoints"),
+    E(
+        "POST",
+        "/webhooks/endpoints",
+        "webhooks.add_endpoint",
+        body=lambda t: {"url": f"{HOOKS}x", "events": ["run.stuck"]},
+        ok=201,
+    ),
+    E(
+        "DELETE",
+        "/webhooks/endpoints/{endpoint_id}",
+        "webhooks.remove_endpoint",
+        {"endpoint_id": "endpoint"},
+        fresh=("endpoint",),
+        ok=204,
+    ),
+    E("GET", "/webhooks/deliveries", "webhooks.deliveries"),
+    # The delivery is pending: retrying it is a conflict, found after the permission check.
+    E(
+        "POST",
+        "/webhooks/deliveries/{delivery_id}/retry",
+        "webhooks.retry",
+        {"delivery_id": "delivery"},
+        ok=409,
+    ),
+    E(
+        "POST",
+        "/webhooks/notify",
+        "webhooks.notify",
+        body=lambda t: {"event": "run.stuck", "subject": t["run"], "data": {"cause": "test"}},
+        fresh=("run",),
+    ),
     E("GET", "/principals", "tenants.principals"),
     E(
         "PUT",
@@ -355,6 +518,7 @@ class Served:
         self.keys[(GLOBAL_TENANT, Role.ADMIN)] = app.api_keys.create(
             platform, platform.principal_id
         ).secret
+        self.made = 0
         self.api = create_app(app, workflows=REGISTRY)
         self.client = TestClient(self.api)
 
@@ -366,7 +530,7 @@ class Served:
     def targets(self, fresh: tuple[str, ...]) -> dict[str, str]:
         world = self.world
         if not fresh:
-            return {**world.shared, "newcomer": NEWCOMER}
+            return self.fixed
         made: dict[str, Callable[[], str]] = {
             "run": world.run,
             "scheduled": world.scheduled,
@@ -380,8 +544,37 @@ class Served:
             "thread": world.thread,
             "held": lambda: world.memory(Scope.TENANT, held=True),
             "api_key": world.api_key,
+            "session": world.session,
+            "endpoint": world.endpoint,
+            "held_run": world.held_run,
+            "note": world.note,
+            "policy": self.policy,
+            "prefix": self.prefix,
         }
-        return {**world.shared, "newcomer": NEWCOMER, **{name: made[name]() for name in fresh}}
+        return {**self.fixed, **{name: made[name]() for name in fresh}}
+
+    @property
+    def fixed(self) -> dict[str, str]:
+        return {
+            **self.world.shared,
+            "newcomer": NEWCOMER,
+            "workflow": "asking",
+            "ref": "call-1",
+            "policy": "no-policy",
+            "prefix": "https://nowhere.example/",
+        }
+
+    def policy(self) -> str:
+        """A workflow with a retention policy of its own, to remove."""
+        self.made += 1
+        self.world.app.retention.set_policy(self.world.admin, f"workflow-{self.made}", 30)
+        return f"workflow-{self.made}"
+
+    def prefix(self) -> str:
+        """A prefix on acme's webhook allowlist, to remove."""
+        self.made += 1
+        self.world.app.webhooks.allow(self.world.admin, f"https://gone-{self.made}.example/")
+        return f"https://gone-{self.made}.example/"
 
     def call(self, endpoint: Endpoint, key: str | None, targets: dict[str, str]) -> Any:
         headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
@@ -437,6 +630,19 @@ def test_every_endpoint_has_a_row_and_every_row_an_endpoint() -> None:
     assert sorted(api_routes() - rows) == [], "endpoints missing from the matrix"
     assert sorted(rows - api_routes()) == [], "rows naming endpoints that do not exist"
     assert all(endpoint.operation in OPERATIONS for endpoint in ENDPOINTS)
+
+
+def test_every_operation_a_key_may_call_has_an_endpoint_or_a_documented_reason() -> None:
+    """Operations that take no principal (maintenance, files) are beyond any key; every
+    other one has an endpoint, or names the endpoint that serves it in
+    :data:`NOT_OVER_HTTP`, which docs/http.md lists."""
+    served = {endpoint.operation for endpoint in ENDPOINTS}
+    by_key = {op for op, permission in OPERATIONS.items() if permission not in NO_PRINCIPAL}
+    assert sorted(by_key - served - set(NOT_OVER_HTTP)) == [], "operations without an endpoint"
+    assert sorted(set(NOT_OVER_HTTP) & served) == [], "excluded, yet they have an endpoint"
+    assert sorted(set(NOT_OVER_HTTP) - by_key) == [], "excluded, yet no key may call them"
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "http.md").read_text()
+    assert [op for op in NOT_OVER_HTTP if f"`app.{op}`" not in docs] == []
 
 
 def _allowed(endpoint: Endpoint, who: Principal) -> bool:

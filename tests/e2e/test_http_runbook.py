@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conformance.test_runbook_fork import Payout, payout_v1, payout_v2
+from tests.e2e.http_support import Keyed
 from tests.runs_support import CaseService
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
@@ -22,23 +23,16 @@ from tether.server import create_app
 
 
 @dataclass
-class Api:
+class Api(Keyed):
     app: Tether
-    client: TestClient
     registry: WorkflowRegistry
     service: CaseService
-    keys: dict[str, str]
-
-    def call(self, method: str, who: str, path: str, body: Any = None, **params: Any) -> Any:
-        headers = {"Authorization": f"Bearer {self.keys[who]}"}
-        url = f"/api/v1/runs/{path}"
-        return self.client.request(method, url, headers=headers, json=body, params=params)
 
     def post(self, who: str, path: str, body: Any = None) -> Any:
-        return self.call("POST", who, path, body)
+        return self.call("POST", who, f"/runs/{path}", body)
 
     def get(self, who: str, path: str, **params: Any) -> Any:
-        return self.call("GET", who, path, **params).json()
+        return self.ok("GET", who, f"/runs/{path}", **params)
 
     def start(self, *, bug: bool = False) -> str:
         registry = WorkflowRegistry(payout_v1(self.service, bug=bug)) if bug else self.registry
@@ -67,7 +61,7 @@ def api(backend: TestDatabase) -> Iterator[Api]:
         app.tenants.grant(ann, "vic", ["viewer"])
         keys = {who: app.api_keys.create(ann, who).secret for who in ("ann", "olga", "vic")}
         client = TestClient(create_app(app, workflows=registry))
-        yield Api(app, client, registry, service, keys)
+        yield Api(client, keys, app, registry, service)
 
 
 def test_a_failed_run_is_inspected_and_retried_on_the_fix_without_paying_twice(api: Api) -> None:
@@ -121,7 +115,7 @@ def test_a_fork_lists_the_effects_it_would_repeat_and_needs_the_flag(api: Api) -
     )
     assert api.get("olga", f"{fork_id}/state")["transfer"]["amount"] == 250
     assert api.get("olga", f"{run_id}/state")["transfer"]["amount"] == 100
-    missing = api.call("GET", "olga", f"{run_id}/fork-plan", checkpoint=9)
+    missing = api.call("GET", "olga", f"/runs/{run_id}/fork-plan", checkpoint=9)
     assert missing.status_code == 404
 
 
@@ -167,8 +161,7 @@ def test_pause_resume_and_skip_land_in_the_events_and_the_trail(api: Api) -> Non
 
     types = [e["type"] for e in api.events(run_id)]
     assert types[-4:] == ["run.paused", "run.resumed", "run.paused", "node.skipped"]
-    headers = {"Authorization": f"Bearer {api.keys['ann']}"}
-    trail = api.client.get("/api/v1/audit", headers=headers, params={"target": f"run:{run_id}"})
+    trail = api.call("GET", "ann", "/audit", target=f"run:{run_id}")
     actions = [entry["action"] for entry in trail.json()["items"]]
     assert actions[1:] == ["run.paused", "run.resumed", "run.paused", "run.node_skipped"]
     assert "the bank" not in trail.text

@@ -30,6 +30,8 @@ from tests.conformance.test_permission_map import REGISTRY, Ask
 from tether import Tether
 from tether.memory.models import MemoryProposal, Scope, SourceType
 from tether.server import create_app
+from tether.threads import NewTurn
+from tether.webhooks.models import WebhookEvent
 
 CHECKS = [
     not_a_server_error,
@@ -52,7 +54,8 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, test_key_file: Path) -> Iterator[Served]:
     """An API over a SQLite database with one tenant, its admin, a run waiting for an
-    approval, a memory and a thread."""
+    approval (and under a legal hold), a memory, a thread with a turn and working memory,
+    and a webhook endpoint with a delivery."""
     url = f"sqlite:///{tmp_path_factory.mktemp('schema') / 'tether.db'}"
     app, _ = Tether.migrate(url=url)
     try:
@@ -70,12 +73,27 @@ def served(tmp_path_factory: pytest.TempPathFactory, test_key_file: Path) -> Ite
             ),
         )
         thread = app.threads.create(admin, "u-1", title="claim")
+        [turn] = app.threads.append_many(
+            admin, thread.thread_id, [NewTurn(role="user", content="hi", ref="call-1")]
+        )
+        app.working.set(admin, thread.thread_id, "draft", {"step": 1})
+        app.retention.hold(admin, run.run_id, reason="a case")
+        app.webhooks.allow(admin, "https://hooks.example/")
+        endpoint = app.webhooks.add_endpoint(admin, "https://hooks.example/in")
+        app.webhooks.notify(admin, WebhookEvent.RUN_STUCK, run.run_id, {})
         known = {
             "run_id": run.run_id,
             "wait_id": str(parked.wait_id),
             "approval_id": str(parked.wait_id),
             "memory_id": str(memory.memory_id),
             "thread_id": thread.thread_id,
+            "session_id": thread.thread_id,
+            "turn_id": turn.turn_id,
+            "ref": "call-1",
+            "digest": app.notes.digest("acme", "a case"),
+            "endpoint_id": endpoint.endpoint_id,
+            "delivery_id": app.webhooks.deliveries(admin)[0].delivery_id,
+            "workflow": "asking",
         }
         key = app.api_keys.create(admin, "ann").secret
         api = create_app(app, workflows=REGISTRY)

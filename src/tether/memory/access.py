@@ -9,9 +9,10 @@ reads every scope any of them reads, up to the highest of their clearances.
 
 Every path on which a memory's text leaves the store for a principal asks this table:
 recall (what it leaves out is counted by reason, never returned), ``get``, ``history``,
-``pending``, and the changes that return the record (approve, reject, correct, confirm,
-contradict, forget). A data subject's export (``app.subjects.export``) is the person's
-access request and returns everything held about them.
+``pending``, ``in_scopes``, and the changes that return the record (approve, reject,
+correct, confirm, contradict, forget). A data subject's export
+(``app.subjects.export``) is the person's access request and returns everything held
+about them.
 """
 
 from __future__ import annotations

@@ -457,17 +457,20 @@ class Memory:
     ) -> list[MemoryRecord]:
         """The active memories of the named scopes, oldest first, at most ``limit`` per
         tenant that holds them (a ``global`` scope is read from the platform's tenant and
-        shown as :func:`seen_by` says); held, forgotten and superseded ones are left out."""
+        shown as :func:`seen_by` says); held, forgotten and superseded ones are left out,
+        and so is what the tenant's ``read_access`` table keeps from the principal."""
         authorize(principal, "memory.in_scopes")
         if not scopes:
             raise InvalidInput("name at least one scope, e.g. user:u-1")
         keys = sorted({scope_key(scope, scope_id) for scope, scope_id in scopes})
         active = [MemoryStatus.ACTIVE.value]
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
+            access = reader_txn(txn, principal)
             return [
                 seen_by(principal, record)
                 for owner, owned in scope_keys_by_owner(principal.tenant_id, keys).items()
                 for record in txn.list_memories(owner, scopes=owned, statuses=active, limit=limit)
+                if access.denies(record.scope, record.sensitivity) is None
             ]
 
     @rules(scopes=pairs_of(Scope), kinds=each_of(MemoryKind))

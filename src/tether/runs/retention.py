@@ -168,10 +168,12 @@ class RunRetention:
             released = txn.release_run_holds(
                 principal.tenant_id, run_id, at=self._clock.now(), by=principal.principal_id
             )
+            run = txn.get_run(principal.tenant_id, run_id)
+            if not released and run is None:
+                raise NotFound(f"run {run_id} does not exist in tenant {principal.tenant_id!r}")
             if not released:
                 raise Conflict(f"run {run_id} has no legal hold to release")
             digest = self._notes.record_txn(txn, principal, text)
-            run = txn.get_run(principal.tenant_id, run_id)
             if run is not None:
                 self._event_txn(
                     txn, principal, run, "run.hold_released", {"holds": released, "reason": digest}

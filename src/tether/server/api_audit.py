@@ -1,10 +1,12 @@
-"""``/api/v1/audit``: the tenant's audit trail, filtered by run, principal or memory."""
+"""``/api/v1/audit``: the tenant's audit trail, filtered by run, principal or memory; and
+``/api/v1/notes``: the operator notes (reasons, comments) its entries cite by digest."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel
 
 from tether.audit.log import AuditEntry
 from tether.server.auth import Caller, TetherApp
@@ -56,3 +58,27 @@ def list_entries(
         if finished or len(found) == limit:
             break
     return Page[AuditEntry](items=found, next_cursor=None if finished else encode_cursor(after))
+
+
+NoteDigest = Annotated[
+    str, Path(min_length=1, max_length=100, description="The digest an entry cites (note:…).")
+]
+
+
+class Note(BaseModel):
+    digest: str
+    text: str
+
+
+@router.get("/notes/{digest}", summary="Read an operator note", response_model=Note)
+def read_note(digest: NoteDigest, app: TetherApp, caller: Caller) -> Note:
+    """The text of an operator's reason or comment that a run event or audit entry cites
+    by digest; 404 once erased. Needs `audit.read` (approver, operator, admin)."""
+    return Note(digest=digest, text=app.notes.read(caller, digest))
+
+
+@router.delete("/notes/{digest}", summary="Erase an operator note", status_code=204)
+def erase_note(digest: NoteDigest, app: TetherApp, caller: Caller) -> None:
+    """Delete a note's text (it may name a person); the entries citing its digest stay and
+    the trail still verifies. Needs `subjects.erase` (admin)."""
+    app.notes.erase(caller, digest)

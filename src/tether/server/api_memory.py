@@ -38,6 +38,14 @@ class RecallQuery(BaseModel):
     include_unrelated: bool = Field(False, description="Keep hits unrelated to the query.")
 
 
+class Proposals(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    proposals: list[MemoryProposal] = Field(
+        min_length=1, max_length=1000, description="Decided and written in order."
+    )
+
+
 class Correction(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -74,6 +82,34 @@ def propose(body: MemoryProposal, app: TetherApp, caller: Caller) -> PolicyDecis
     """Propose a memory; the write policy decides (allowed, held for a person, refused)
     and says why. Nothing is written unless allowed or held. Needs `memory.propose`."""
     return app.memory.propose(caller, body)
+
+
+@router.post(
+    "/memory/proposals/batch",
+    summary="Propose many memories",
+    response_model=list[PolicyDecision],
+)
+def propose_many(body: Proposals, app: TetherApp, caller: Caller) -> list[PolicyDecision]:
+    """Propose memories in a batch: each goes through the write policy in order and gets
+    its decision. Texts are embedded before a write transaction opens and the batch is
+    written in chunks, so a large batch never holds the write lock long. Needs
+    `memory.propose`."""
+    return app.memory.propose_many(caller, body.proposals)
+
+
+@router.get("/memory", summary="Memories in scopes", response_model=list[MemoryRecord])
+def in_scopes(
+    app: TetherApp,
+    caller: Caller,
+    scope: Annotated[
+        list[str],
+        Query(min_length=1, max_length=20, description="SCOPE:ID to list, e.g. user:u-1."),
+    ],
+    limit: Annotated[int, Query(ge=1, le=1000, description="Most memories to list.")] = 100,
+) -> list[MemoryRecord]:
+    """The active memories of the named scopes, oldest first, as the caller may read them
+    (held, forgotten and superseded ones are left out). Needs `memory.read`."""
+    return app.memory.in_scopes(caller, _scopes(scope), limit=limit)
 
 
 @router.post("/memory/recall", summary="Recall memories, explained", response_model=RecallResult)

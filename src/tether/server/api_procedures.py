@@ -86,6 +86,23 @@ def history(
     ]
 
 
+@router.get("/procedures/rendered", summary="Procedures for a prompt", response_model=list[str])
+def rendered(
+    app: TetherApp,
+    caller: Caller,
+    label: Annotated[
+        list[str] | None,
+        Query(
+            max_length=50, description="Only the skills for these task labels (and all-task ones)."
+        ),
+    ] = None,
+) -> list[str]:
+    """The text blocks a prompt carries: each skill in force (those for `label` if given,
+    plus those for every task), then one summary of the policies. Needs
+    `procedures.read`."""
+    return app.procedures.render_for_context(caller, labels=label or ())
+
+
 @router.post("/procedures", summary="Publish procedures", response_model=Published)
 def publish(body: Publish, app: TetherApp, caller: Caller) -> Published:
     """Validate the documents and make them the version in force (publishing what is in

@@ -56,6 +56,14 @@ class StartRun(BaseModel):
     deadline: AwareDatetime | None = Field(None, description="The run fails if not done by then.")
 
 
+class ConcurrencyLimit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_running: int | None = Field(
+        ge=1, le=1_000_000, description="Runs of the tenant running at once; null: no limit."
+    )
+
+
 class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -159,6 +167,27 @@ def stuck_runs(
     suggested operator action. Needs `runs.read`."""
     registry: WorkflowRegistry = request.app.state.workflows
     return app.runs.stuck(caller, workflows=registry, limit=limit)
+
+
+@router.get(
+    "/runs/concurrency-limit", summary="The concurrency limit", response_model=ConcurrencyLimit
+)
+def concurrency_limit(app: TetherApp, caller: Caller) -> ConcurrencyLimit:
+    """How many of the tenant's runs may run at once (null: no limit). Needs
+    `runs.read`."""
+    return ConcurrencyLimit(max_running=app.runs.concurrency_limit(caller))
+
+
+@router.put(
+    "/runs/concurrency-limit", summary="Set the concurrency limit", response_model=ConcurrencyLimit
+)
+def set_concurrency_limit(
+    body: ConcurrencyLimit, app: TetherApp, caller: Caller
+) -> ConcurrencyLimit:
+    """Let at most `max_running` of the tenant's runs run at once (null lifts the limit);
+    runs over it stay queued until a running one stops. Needs `runs.limits` (admin)."""
+    app.runs.set_concurrency_limit(caller, body.max_running)
+    return body
 
 
 @router.get("/runs/{run_id}", summary="Get a run", response_model=Run)

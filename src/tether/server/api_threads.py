@@ -12,7 +12,7 @@ from tether.context.models import BuiltContext
 from tether.server.auth import Caller, TetherApp
 from tether.server.pagination import Cursor, Limit, Page, after_number, paginate
 from tether.server.problems import COMMON_ERRORS
-from tether.threads.models import NewTurn, Summary, Thread, Turn
+from tether.threads.models import NewTurn, Summary, Thread, ThreadTail, Turn
 
 router = APIRouter(tags=["threads"], responses=COMMON_ERRORS)
 
@@ -78,6 +78,14 @@ def list_threads(
     )
 
 
+@router.post("/threads/retention", summary="Run thread retention", response_model=dict[str, int])
+def retention_cycle(app: TetherApp, caller: Caller) -> dict[str, int]:
+    """Purge the tenant's threads inactive past their retention, with their turns and
+    summaries; threads under a legal hold are kept. Counts what happened. Needs
+    `threads.maintain` (operator, admin)."""
+    return app.threads.retention_cycle(caller)
+
+
 @router.get("/threads/{thread_id}", summary="Get a thread", response_model=Thread)
 def get_thread(thread_id: str, app: TetherApp, caller: Caller) -> Thread:
     """One thread and the number of its last turn. Needs `threads.read`."""
@@ -92,6 +100,35 @@ def list_turns(
     after = after_number(cursor)
     turns = app.threads.turns(caller, thread_id, from_seq=after + 1, limit=limit + 1)
     return paginate(turns, lambda turn: turn.seq, cursor=None, limit=limit)
+
+
+@router.get("/threads/{thread_id}/tail", summary="A thread's tail", response_model=ThreadTail)
+def tail(
+    thread_id: str,
+    app: TetherApp,
+    caller: Caller,
+    count: Annotated[int, Query(ge=1, le=100_000, description="How many latest turns.")] = 20,
+) -> ThreadTail:
+    """The thread, its latest summary and its `count` most recent turns (oldest first),
+    read at one moment so the three agree: what a context is built from. Needs
+    `threads.read`."""
+    return app.threads.tail(caller, thread_id, count)
+
+
+@router.get(
+    "/threads/{thread_id}/refs/{ref}", summary="Turns with a reference", response_model=list[Turn]
+)
+def find_turns(thread_id: str, ref: str, app: TetherApp, caller: Caller) -> list[Turn]:
+    """The thread's turns carrying reference `ref` (a tool call and its observation share
+    one), in order; 404 when none does. Needs `threads.read`."""
+    return app.threads.find_turns(caller, thread_id, ref)
+
+
+@router.get("/turns/{turn_id}", summary="Get a turn", response_model=Turn)
+def get_turn(turn_id: str, app: TetherApp, caller: Caller) -> Turn:
+    """One turn by its id, in full: how an observation masked in a built context is read
+    back. Needs `threads.read`."""
+    return app.threads.get_turn(caller, turn_id)
 
 
 @router.post(

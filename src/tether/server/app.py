@@ -9,6 +9,7 @@ map decides every request. Errors are problem+json (:mod:`tether.server.problems
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -23,11 +24,15 @@ from tether.server import (
     api_audit,
     api_keys,
     api_memory,
+    api_memory_policy,
     api_principals,
     api_procedures,
+    api_retention,
     api_runbook,
     api_runs,
     api_threads,
+    api_webhooks,
+    api_working,
 )
 from tether.server.auth import TetherApp
 from tether.server.console.site import mount_console
@@ -37,15 +42,37 @@ API_PREFIX = "/api/v1"
 API_ROUTERS = (
     api_runs.router,
     api_runbook.router,
+    api_retention.router,
     api_approvals.router,
+    api_memory_policy.router,  # before api_memory: /memory/policy is no memory id
     api_memory.router,
     api_threads.router,
+    api_working.router,
     api_procedures.router,
     api_audit.router,
+    api_webhooks.router,
     api_principals.router,
     api_keys.router,
 )
 """Every router of the HTTP API, mounted under :data:`API_PREFIX`."""
+
+NOT_OVER_HTTP: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "runs.all": "GET /runs (runs.page) lists the same runs, filtered and paginated",
+        "threads.append": "POST /threads/{id}/turns appends one turn or many",
+        "threads.last_turns": "GET /threads/{id}/tail gives the latest turns with their thread",
+        "working.get": "GET /working/{id}/entry gives the same value with its expiry",
+        "working.items": "GET /working/{id} gives every entry (items are its values)",
+        "working.keys": "GET /working/{id} gives every entry (keys are its keys)",
+        "threads.export_user": "a person is exported whole: POST /subjects/export",
+        "working.export_sessions": "a person is exported whole: POST /subjects/export",
+        "threads.erase_user": "a person is erased whole, memories too: POST /subjects/erase",
+        "working.erase_sessions": "a person is erased whole, memories too: POST /subjects/erase",
+    }
+)
+"""Operations a principal may call that have no endpoint of their own, each with the
+endpoint that serves it. Every other such operation has one (a test fails otherwise);
+operations that take no principal (``maintenance``, ``files``) are beyond any API key."""
 
 DESCRIPTION = """\
 Durable runs and governed memory for long-running AI agents, over HTTP.
@@ -89,11 +116,14 @@ def create_app(
         openapi_tags=[
             {"name": "runs", "description": "Start runs, read their timeline, act on them."},
             {"name": "runbook", "description": "An operator's actions on a run, with a reason."},
+            {"name": "retention", "description": "Run retention, legal holds, gc."},
             {"name": "approvals", "description": "The approvals inbox across runs."},
             {"name": "memory", "description": "Governed memory: propose, recall, review."},
             {"name": "threads", "description": "Conversation threads and built contexts."},
+            {"name": "working", "description": "A session's working memory."},
             {"name": "procedures", "description": "Published skills and policies."},
-            {"name": "audit", "description": "The tenant's audit trail."},
+            {"name": "audit", "description": "The audit trail and the notes it cites."},
+            {"name": "webhooks", "description": "Signed notifications to allowlisted URLs."},
             {"name": "principals", "description": "The tenant's principals and roles."},
             {"name": "api-keys", "description": "The tenant's API keys."},
             {"name": "operations", "description": "Health, readiness and metrics."},
