@@ -56,6 +56,9 @@ API_ROUTERS = (
 )
 """Every router of the HTTP API, mounted under :data:`API_PREFIX`."""
 
+_GRAPHS = "TetherSaver, in the graph's own process; its threads are runs: GET /runs"
+_GRAPH_STORE = "TetherStore, in the graph's own process; its items are memories: GET /memory"
+
 NOT_OVER_HTTP: MappingProxyType[str, str] = MappingProxyType(
     {
         "runs.all": "GET /runs (runs.page) lists the same runs, filtered and paginated",
@@ -68,6 +71,24 @@ NOT_OVER_HTTP: MappingProxyType[str, str] = MappingProxyType(
         "working.export_sessions": "a person is exported whole: POST /subjects/export",
         "threads.erase_user": "a person is erased whole, memories too: POST /subjects/erase",
         "working.erase_sessions": "a person is erased whole, memories too: POST /subjects/erase",
+        "graphs.checkpoint": _GRAPHS,
+        "graphs.checkpoints": _GRAPHS,
+        "graphs.copy_thread": _GRAPHS,
+        "graphs.delete_for_runs": _GRAPHS,
+        "graphs.delete_thread": _GRAPHS,
+        "graphs.prune": _GRAPHS,
+        "graphs.resume_values": _GRAPHS,
+        "graphs.thread_run": _GRAPHS,
+        "graphs.write": _GRAPHS,
+        "graph_store.delete": _GRAPH_STORE,
+        "graph_store.get": _GRAPH_STORE,
+        "graph_store.namespaces": _GRAPH_STORE,
+        "graph_store.opt_out": _GRAPH_STORE,
+        "graph_store.put": _GRAPH_STORE,
+        "graph_store.search": _GRAPH_STORE,
+        "graph_store.sweep": _GRAPH_STORE,
+        "platform.tenants": "the console's tenant picker (/console/runs) for platform admins",
+        "platform.runs": "the console's run list (/console/runs?tenant=) for platform admins",
     }
 )
 """Operations a principal may call that have no endpoint of their own, each with the
