@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics]'
+	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,langgraph]'
 	$(BIN)/python -m scripts.fetch_tokenizer
 	touch $(STAMP)
 
@@ -23,8 +23,9 @@ test-long: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow --run-slow
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,langgraph,bench]'
 	$(BIN)/python -m bench.steps
+	$(BIN)/python -m bench.langgraph
 	$(BIN)/python -m bench.embeddings
 	$(BIN)/python -m bench.memory --no-postgres --ingest 1000
 	$(BIN)/python -m bench.context
