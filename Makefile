@@ -33,6 +33,7 @@ test-long: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[postgres,redis,dev,embeddings,metrics,server,mcp,langgraph,bench]'
 	$(BIN)/python -m bench.steps
+	$(BIN)/python -m bench.langgraph
 	$(BIN)/python -m bench.embeddings
 	$(BIN)/python -m bench.memory --no-postgres --ingest 1000
 	$(BIN)/python -m bench.context

@@ -465,6 +465,7 @@ def machine(postgres: dict[str, str] | None) -> dict[str, Any]:
                 "langgraph",
                 "langgraph-checkpoint",
                 "langgraph-checkpoint-sqlite",
+                "langgraph-checkpoint-postgres",
                 "dbos",
                 "sqlalchemy",
             )

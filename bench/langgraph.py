@@ -10,8 +10,9 @@ superstep's checkpoint is written before the next node runs):
   random letters (``add_messages``): bytes the checkpointer stored for the thread (the
   database's payload columns) against the final message list.
 
-SQLite databases are files in one temporary folder, WAL, ``synchronous=NORMAL`` for both
-savers; PostgreSQL databases are made fresh on the server of ``TETHER_BENCH_POSTGRES_URL``
+SQLite databases are files in one temporary folder, WAL, at ``synchronous=NORMAL`` and at
+``FULL`` (Tether's default: a commit survives power loss) for both savers; PostgreSQL
+databases are made fresh on the server of ``TETHER_BENCH_POSTGRES_URL``
 (``synchronous_commit`` as the server has it, the same for both) and dropped afterwards.
 
     python -m bench.langgraph              # make bench
@@ -44,6 +45,7 @@ from bench._peers import open_sqlite
 from bench._tether import TENANT, postgres_settings, scratch_postgres
 
 STEPS = 10
+SYNC_MODES = ("NORMAL", "FULL")
 RESULTS = Path(__file__).parent / "results" / "langgraph-latest.json"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 TARGET_STORAGE = 0.1
@@ -139,10 +141,10 @@ class Saver:
         self.stored = stored
 
 
-def sqlite_saver(stack: ExitStack, workdir: Path) -> Saver:
+def sqlite_saver(stack: ExitStack, workdir: Path, mode: str) -> Saver:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = stack.enter_context(closing(open_sqlite(workdir / "sqlite-saver.db", "NORMAL")))
+    conn = stack.enter_context(closing(open_sqlite(workdir / f"sqlite-saver-{mode}.db", mode)))
     saver = SqliteSaver(conn)
     saver.setup()
 
@@ -155,7 +157,8 @@ def sqlite_saver(stack: ExitStack, workdir: Path) -> Saver:
         ).fetchone()
         return int(row[0])
 
-    return Saver("sqlite-saver", "SqliteSaver", "SQLite, WAL, synchronous=NORMAL", saver, stored)
+    config = f"SQLite, WAL, synchronous={mode}"
+    return Saver(f"sqlite-saver-{mode.lower()}", "SqliteSaver", config, saver, stored)
 
 
 def postgres_saver(stack: ExitStack, url: str) -> Saver:
@@ -187,14 +190,14 @@ _TETHER_STORED = (
 )
 
 
-def tether_saver(stack: ExitStack, url: str, config: str) -> Saver:
+def tether_saver(stack: ExitStack, url: str, mode: str | None = None) -> Saver:
+    """TetherSaver on ``url`` (SQLite at ``synchronous=mode``, or PostgreSQL)."""
     from tether import Tether
     from tether.integrations.langgraph import TetherSaver
 
     Tether.migrate(bench_settings(url))[0].close()
-    app = stack.enter_context(
-        Tether.open(bench_settings(url, sqlite_synchronous="NORMAL", embedder="none"))
-    )
+    settings = bench_settings(url, sqlite_synchronous=mode or "FULL", embedder="none")
+    app = stack.enter_context(Tether.open(settings))
     app.tenants.create(TENANT, admin="admin")
     admin = app.tenants.principal(TENANT, "admin")
     app.tenants.grant(admin, "agent", ["agent"])
@@ -206,7 +209,10 @@ def tether_saver(stack: ExitStack, url: str, config: str) -> Saver:
         with _raw(url, backend) as raw:
             return int(raw.execute(sql, [thread] * 3).fetchone()[0])
 
-    return Saver(f"tether-{backend}", "TetherSaver", config, saver, stored)
+    if mode is None:
+        return Saver("tether-postgres", "TetherSaver", "PostgreSQL", saver, stored)
+    config = f"SQLite, WAL, synchronous={mode}"
+    return Saver(f"tether-{mode.lower()}", "TetherSaver", config, saver, stored)
 
 
 @contextmanager
@@ -230,13 +236,21 @@ def _raw(url: str, backend: str) -> Iterator[Any]:
 # -- the workloads -------------------------------------------------------------------------
 
 
+CPU: dict[str, list[float]] = {}
+"""CPU seconds (this process, every thread) of each timed run, by contender."""
+
+
 def chain_contender(saver: Saver | None, builder: Any) -> Contender:
     graph = builder.compile(checkpointer=saver.saver if saver else None)
+    key = saver.key if saver else "none"
+    cpu = CPU.setdefault(key, [])
 
     def run(steps: int) -> None:
         config = {"configurable": {"thread_id": str(uuid.uuid4())}} if saver else None
         options = {"durability": "sync"} if saver else {}
+        started = time.process_time()
         result = graph.invoke({"n": 0}, config, **options)
+        cpu.append(time.process_time() - started)
         if result["n"] != steps:
             raise RuntimeError(f"counted {result['n']}, expected {steps}")
 
@@ -294,17 +308,17 @@ def main(argv: list[str] | None = None) -> int:
     builder = chain_builder()
     with tempfile.TemporaryDirectory(prefix="tether-bench-lg-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
-        savers = [
-            tether_saver(stack, f"sqlite:///{workdir / 'tether.db'}", "SQLite, WAL, NORMAL"),
-            sqlite_saver(stack, workdir),
-        ]
+        savers = []
+        for mode in SYNC_MODES:
+            savers.append(tether_saver(stack, f"sqlite:///{workdir / f'tether-{mode}.db'}", mode))
+            savers.append(sqlite_saver(stack, workdir, mode))
         pg_info, pg_error = None, "skipped (--no-postgres)" if args.no_postgres else None
         if not args.no_postgres:
             try:
                 tether_pg, _ = stack.enter_context(scratch_postgres(args.postgres_url))
                 peer_pg, _ = stack.enter_context(scratch_postgres(args.postgres_url))
                 pg_info = postgres_settings(tether_pg)
-                savers.append(tether_saver(stack, tether_pg, "PostgreSQL"))
+                savers.append(tether_saver(stack, tether_pg))
                 savers.append(postgres_saver(stack, peer_pg))
             except Exception as exc:
                 pg_error = f"no server at {args.postgres_url}: {type(exc).__name__}: {exc}"
@@ -354,13 +368,18 @@ def assemble(
         if c.key in per_run and c.ok and base.ok:
             extra = median_ms(c.samples) - median_ms(base.samples)
             row["ms_per_checkpoint"] = extra / per_run[c.key]
+            cpu = median_ms(_timed(c.key, len(c.samples))) - median_ms(_timed("none", None))
+            row["cpu_ms_per_checkpoint"] = cpu / per_run[c.key]
         rows.append(row)
     timing = {row["key"]: row.get("ms_per_checkpoint") for row in rows}
+    cpu_timing = {row["key"]: row.get("cpu_ms_per_checkpoint") for row in rows}
     for row in rows:
         peer = PEERS.get(row["key"])
         if peer and timing.get(peer) and row.get("ms_per_checkpoint") is not None:
             row["peer"] = peer
             row["time_ratio"] = row["ms_per_checkpoint"] / timing[peer]
+        if peer and cpu_timing.get(peer) and row.get("cpu_ms_per_checkpoint") is not None:
+            row["cpu_ratio"] = row["cpu_ms_per_checkpoint"] / cpu_timing[peer]
     stored = {g["key"]: g["stored_bytes"] for g in grown}
     for entry in grown:
         entry["stored_per_state"] = entry["stored_bytes"] / entry["final_state_bytes"]
@@ -383,27 +402,46 @@ def assemble(
     return results
 
 
-PEERS = {"tether-sqlite": "sqlite-saver", "tether-postgres": "postgres-saver"}
+def _timed(key: str, count: int | None) -> list[float]:
+    """The CPU samples of the timed runs (the warm-up ones dropped)."""
+    samples = CPU.get(key, [])
+    return samples[-count:] if count else samples
+
+
+PEERS = {
+    "tether-normal": "sqlite-saver-normal",
+    "tether-full": "sqlite-saver-full",
+    "tether-postgres": "postgres-saver",
+}
 """Each TetherSaver and the peer on the same database it is compared with."""
 
 
 def check_targets(rows: list[dict[str, Any]], grown: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    tether = next((r for r in rows if r["key"] == "tether-sqlite"), {})
-    ratio = tether.get("time_ratio")
-    growth_row = next((g for g in grown if g["key"] == "tether-sqlite"), {})
-    stored = growth_row.get("storage_ratio")
-    return [
-        {
-            "target": "SQLite: TetherSaver time per checkpoint < SqliteSaver's",
-            "value": None if ratio is None else round(ratio, 2),
-            "met": None if ratio is None else ratio < 1.0,
-        },
-        {
-            "target": f"growth: TetherSaver stores <= {TARGET_STORAGE:g}x SqliteSaver's bytes",
-            "value": None if stored is None else round(stored, 4),
-            "met": None if stored is None else stored <= TARGET_STORAGE,
-        },
-    ]
+    by_key = {row["key"]: row for row in rows}
+    checks = []
+    for mode in SYNC_MODES:
+        row = by_key.get(f"tether-{mode.lower()}", {})
+        for what, field in (("time", "time_ratio"), ("CPU time", "cpu_ratio")):
+            ratio = row.get(field)
+            checks.append(
+                {
+                    "target": f"SQLite {mode}: TetherSaver {what} per checkpoint < SqliteSaver's",
+                    "value": None if ratio is None else round(ratio, 2),
+                    "met": None if ratio is None else ratio < 1.0,
+                }
+            )
+    for entry in grown:
+        if entry["key"].startswith("tether-") and "storage_ratio" in entry:
+            ratio = entry["storage_ratio"]
+            checks.append(
+                {
+                    "target": f"growth ({entry['config']}): TetherSaver stores <= "
+                    f"{TARGET_STORAGE:g}x its peer's bytes",
+                    "value": round(ratio, 4),
+                    "met": ratio <= TARGET_STORAGE,
+                }
+            )
+    return checks
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -414,17 +452,20 @@ def render(results: dict[str, Any]) -> str:
     out = [f"## LangGraph checkpointers: {results['workload']}", ""]
     out += [
         "| checkpointer | database | median ms/run | p95 ms/run | checkpoints/run "
-        "| ms/checkpoint | ratio to peer | notes |",
-        "|---|---|---|---|---|---|---|---|",
+        "| ms/checkpoint | ratio to peer | CPU ms/checkpoint | CPU ratio | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in results["rows"]:
         ratio = row.get("time_ratio")
         versus = "" if ratio is None else f"{ratio:.2f}x {row['peer']}"
+        cpu_ratio = row.get("cpu_ratio")
+        cpu_versus = "" if cpu_ratio is None else f"{cpu_ratio:.2f}x"
         out.append(
             f"| {row['system']} | {row['config']} | {_num(row['median_ms'])} "
             f"| {_num(row['p95_ms'])} | {row['checkpoints_per_run'] or '-'} "
             f"| {_num(row.get('ms_per_checkpoint'))} "
-            f"| {versus} | {row['error'] or ''} |"
+            f"| {versus} | {_num(row.get('cpu_ms_per_checkpoint'))} | {cpu_versus} "
+            f"| {row['error'] or ''} |"
         )
     out += ["", "### Growing thread: bytes stored", ""]
     out += [

@@ -81,7 +81,7 @@ class Tether:
         self.runbook = Runbook(storage, self.clock, self.ids, self.audit, self.notes)
         self.retention = RunRetention(storage, self.clock, self.ids, self.audit, self.notes)
         self.memory = Memory(storage, self.clock, self.ids, self.audit, embedder=embedder)
-        self.graph_store = GraphStore(storage, self.clock, self.audit, self.memory)
+        self.graph_store = GraphStore(storage, self.clock, self.audit, self.notes, self.memory)
         self.procedures = Procedures(storage, self.clock, self.audit)
         self.working: WorkingMemory = open_working(settings, storage, self.clock)
         self.threads = Threads(

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tether import canonical
 from tether.audit.log import AuditLog
+from tether.audit.notes import OperatorNotes, require_reason
 from tether.clock import Clock
 from tether.errors import Conflict, InvalidInput, MemoryWriteRefused
 from tether.memory.models import (
@@ -72,10 +73,13 @@ class StoreItem(BaseModel):
 class GraphStore:
     """``app.graph_store``: the items of LangGraph stores, for the principal's tenant."""
 
-    def __init__(self, storage: Storage, clock: Clock, audit: AuditLog, memory: Memory) -> None:
+    def __init__(
+        self, storage: Storage, clock: Clock, audit: AuditLog, notes: OperatorNotes, memory: Memory
+    ) -> None:
         self._storage = storage
         self._clock = clock
         self._audit = audit
+        self._notes = notes
         self._memory = memory
 
     # -- writing ---------------------------------------------------------------------------
@@ -163,19 +167,22 @@ class GraphStore:
             self._forget(principal, row.memory_id)
         return True
 
-    def opt_out(self, principal: Principal, reason: str) -> None:
-        """Record in the audit trail that a store writes without the memory write policy."""
+    def opt_out(self, principal: Principal, reason: str) -> str:
+        """Record in the audit trail that a store writes without the memory write policy;
+        the entry cites the reason by digest (an erasable note, as operators' reasons are).
+        Returns the digest."""
         authorize(principal, "graph_store.opt_out")
-        if not reason.strip():
-            raise InvalidInput("say why the store writes without the memory write policy")
+        text = require_reason(reason, "writing without the memory write policy")
         with self._storage.transaction(principal.tenant_id) as txn:
+            digest = self._notes.record_txn(txn, principal, text)
             self._audit.record_by_txn(
                 txn,
                 principal,
                 action="graph_store.policy_opt_out",
                 target=f"tenant:{principal.tenant_id}",
-                details={"reason": reason[:500]},
+                details={"reason": digest},
             )
+        return digest
 
     def sweep(self, principal: Principal, *, limit: int = 1000) -> int:
         """Delete items whose time to live ran out (forgetting their memories); how many."""

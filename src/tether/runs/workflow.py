@@ -71,6 +71,11 @@ class Workflow(Generic[S]):
     _explicit_start: bool = False
 
     def __post_init__(self) -> None:
+        if self.version < 1:
+            raise InvalidInput(
+                f"workflow {self.name!r}: version must be at least 1 (0 is the runs of "
+                "LangGraph threads, which no worker claims)"
+            )
         if self.checkpoint_sla is not None and self.checkpoint_sla <= timedelta(0):
             raise InvalidInput(f"workflow {self.name!r}: checkpoint_sla must be positive")
         if self.max_running is not None and self.max_running < 1:

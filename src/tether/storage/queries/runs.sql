@@ -162,10 +162,12 @@ SELECT
 
 -- name: queue_depth
 -- Runs a worker could claim now (limits aside): queued, due, or with a lease run out.
+-- Version 0 is a LangGraph thread's run, which its own process resumes, not a worker.
 SELECT count(*) AS runs FROM runs
-WHERE status = 'queued'
-   OR (status = 'scheduled' AND resume_at <= :now)
-   OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now));
+WHERE workflow_version > 0
+  AND (status = 'queued'
+       OR (status = 'scheduled' AND resume_at <= :now)
+       OR (status = 'running' AND (lease_owner IS NULL OR lease_expires_at < :now)));
 
 -- name: approval_counts
 SELECT count(*) AS pending,
