@@ -204,12 +204,13 @@ class GraphStore:
         authorize(principal, "graph_store.get")
         name = _namespace(namespace)
         tenant = principal.tenant_id
-        with self._storage.transaction(tenant, write=refresh_ttl) as txn:
+        with self._storage.transaction(tenant, write=False) as txn:
             row = txn.get_store_item(tenant, name, key)
             if row is None or _expired(row, self._clock.now()):
                 return None
             items = self._items(txn, tenant, [row])
-            if items and refresh_ttl:
+        if items and refresh_ttl and row.ttl_minutes is not None:
+            with self._storage.transaction(tenant) as txn:
                 self._refresh(txn, tenant, [row])
         return items[0] if items else None
 
@@ -240,12 +241,13 @@ class GraphStore:
         if query:
             wanted = self._ranked(principal, query, wanted, rows, offset + limit)
         page = wanted[offset : offset + limit]
-        if page and refresh_ttl:
-            kept = {(i.namespace, i.key) for i in page}
+        kept = {(i.namespace, i.key) for i in page}
+        timed = [
+            r for r in rows if r.ttl_minutes is not None and (_labels(r.namespace), r.key) in kept
+        ]
+        if timed and refresh_ttl:
             with self._storage.transaction(tenant) as txn:
-                self._refresh(
-                    txn, tenant, [r for r in rows if (_labels(r.namespace), r.key) in kept]
-                )
+                self._refresh(txn, tenant, timed)
         return page
 
     def namespaces(

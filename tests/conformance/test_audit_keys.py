@@ -386,7 +386,7 @@ def test_a_key_file_others_can_read_is_refused(
 # -- a PostgreSQL database from before keys ----------------------------------------------
 
 
-AFTER_KEYS = frozenset({"operations"})
+AFTER_KEYS = frozenset({"operations", "langgraph"})
 """Components whose first migration came after keys (they rely on ``tether_tenant()``)."""
 
 
