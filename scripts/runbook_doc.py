@@ -305,9 +305,12 @@ def unknown_effect(s: Session) -> None:
 ## An effect whose outcome is unknown
 
 This worker died between sending a transfer and recording its result. The journal holds
-the transfer's intent and no result: whether the bank did it, only the bank knows. The
+the transfer's intent and no result: whether the bank did it, only the bank knows, and a
+worker that is only paused could still send it. `inspect` shows it as `interrupted`. The
 transfer is not retry-safe, so the worker that takes the run over does not send it again;
-it parks the run for a person (`human_review`).
+it parks the run for a person (`human_review`). It would do the same had the run come back
+another way (resumed after a pause, or retried after it failed): the open intent is what
+counts.
 """)
     run = s.start("payout", {"payee": "de-0007", "amount": 300})
     s.crash(run, "after_effect")

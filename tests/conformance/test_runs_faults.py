@@ -90,6 +90,21 @@ class LockHolder:
         for thread in self.threads:
             thread.join(10)
 
+    def on_first_call(
+        self, then: Callable[[], None] = lambda: None
+    ) -> Callable[[RunContext], None]:
+        """A hook for ``note_workflow`` that holds the run's lock the first time it is
+        called, then calls ``then``; later calls do nothing."""
+        first = [True]
+
+        def hook(ctx: RunContext) -> None:
+            if first[0]:
+                first[0] = False
+                self.hold(ctx.run_id)
+                then()
+
+        return hook
+
 
 class Note(BaseModel):
     note: dict[str, Any] | None = None
@@ -140,14 +155,9 @@ def test_a_lock_held_past_the_timeout_at_the_result_commit_does_not_fail_the_run
 ) -> None:
     service = CaseService(recorded=h.recorded)
     holder = LockHolder(backend)
-    first_call = [True]
-
-    def hold_once(ctx: RunContext) -> None:
-        if first_call[0]:
-            first_call[0] = False
-            holder.hold(ctx.run_id)
-
-    registry = WorkflowRegistry(note_workflow(service, MODES[mode](service), during_call=hold_once))
+    registry = WorkflowRegistry(
+        note_workflow(service, MODES[mode](service), during_call=holder.on_first_call())
+    )
     run = h.app.runs.start(h.agent, registry.get("note"), Note())
     executor = h.executor(registry, "worker-1")
 
@@ -187,14 +197,7 @@ def test_a_lock_held_past_the_timeout_at_the_intent_commit_calls_nothing(
 ) -> None:
     service = CaseService(recorded=h.recorded)
     holder = LockHolder(backend)
-    first = [True]
-
-    def hold_once(ctx: RunContext) -> None:
-        if first[0]:
-            first[0] = False
-            holder.hold(ctx.run_id)
-
-    registry = WorkflowRegistry(note_workflow(service, {}, before_call=hold_once))
+    registry = WorkflowRegistry(note_workflow(service, {}, before_call=holder.on_first_call()))
     run = h.app.runs.start(h.agent, registry.get("note"), Note())
 
     handed_back = h.executor(registry, "worker-1").execute(TENANT, run.run_id)
@@ -205,6 +208,39 @@ def test_a_lock_held_past_the_timeout_at_the_intent_commit_calls_nothing(
     done = h.executor(registry, "worker-2").execute(TENANT, run.run_id)
     assert done.status is RunStatus.COMPLETED, done.error
     assert list(service.calls.values()) == [1]
+
+
+def test_a_call_over_before_a_storage_fault_is_sent_again_when_reconcile_says_not_applied(
+    h: Harness, backend: TestDatabase
+) -> None:
+    """The call raised (the service refused it) and the commit of its failure hit the
+    fault: the worker hands the run back with the intent marked as ended, so the next
+    claim trusts "not applied" and sends the effect again at once, without a review."""
+    service = CaseService(recorded=h.recorded)
+    holder = LockHolder(backend)
+
+    def refuse() -> None:
+        raise ConnectionError("the service refused the call")
+
+    refuse_once = holder.on_first_call(refuse)
+    registry = WorkflowRegistry(
+        note_workflow(service, {"reconcile": service.lookup}, during_call=refuse_once)
+    )
+    run = h.app.runs.start(h.agent, registry.get("note"), Note())
+
+    handed_back = h.executor(registry, "worker-1").execute(TENANT, run.run_id)
+    holder.join()
+
+    assert handed_back.status is RunStatus.SCHEDULED, handed_back.error
+    [intent] = [e for e in h.journal(run.run_id) if e.kind is JournalKind.EFFECT]
+    assert intent.status is JournalStatus.INTENT and intent.finished_at is not None
+    (pending,) = h.app.runbook.inspect(h.operator, run.run_id).pending_effects
+    assert (pending.interrupted, pending.label) == (False, "unknown")
+    assert service.calls == {}
+    done = h.executor(registry, "worker-2").execute(TENANT, run.run_id)
+    assert done.status is RunStatus.COMPLETED, done.error
+    assert dict(service.calls) == {intent.idempotency_key: 1}
+    assert h.waits(run.run_id) == []
 
 
 def test_a_node_that_catches_the_storage_fault_still_stops(

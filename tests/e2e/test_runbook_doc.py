@@ -4,17 +4,12 @@ a change to what a command prints or does fails until the page is regenerated.""
 
 from __future__ import annotations
 
-import time
-
 from scripts import runbook_doc
 
 
 def test_the_runbook_page_is_what_the_commands_print_today() -> None:
-    started = time.perf_counter()
-
     text = runbook_doc.render()
 
-    assert time.perf_counter() - started < 20, "generating the runbook takes too long"
     assert text == runbook_doc.DOC.read_text(encoding="utf-8"), (
         "docs/runbook.md is out of date: run python -m scripts.runbook_doc"
     )

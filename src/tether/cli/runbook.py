@@ -67,9 +67,7 @@ def _effects_table(title: str, effects: list[EffectRecord]) -> None:
         "node", "visit", "effect", "outcome", id_column("idempotency key"), id_column("review")
     )
     for e in effects:
-        table.add_row(
-            e.node, str(e.visit), e.name, e.outcome.value, e.idempotency_key, e.review_id or ""
-        )
+        table.add_row(e.node, str(e.visit), e.name, e.label, e.idempotency_key, e.review_id or "")
     print_table(table)
 
 
@@ -378,6 +376,6 @@ def _rerun_table(rerun: list[RerunEffect]) -> None:
     for r in rerun:
         e = r.effect
         table.add_row(
-            e.node, str(e.visit), e.name, e.outcome.value, e.idempotency_key, r.new_key or "(new)"
+            e.node, str(e.visit), e.name, e.label, e.idempotency_key, r.new_key or "(new)"
         )
     print_table(table)

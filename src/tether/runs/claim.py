@@ -16,7 +16,8 @@ at no extra cost.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,18 @@ def load_state_dict(txn: RunStore, run: Run) -> tuple[dict[str, Any], int]:
     return state, version
 
 
+def call_may_be_in_flight(entry: JournalEntry) -> bool:
+    """Whether an effect's intent without a result may have a call still on its way.
+
+    This is read from the journal alone, so every way a run comes back (a lease
+    takeover, an operator's resume, a retry from the checkpoint) decides alike: an intent
+    left open was interrupted mid-effect, and the worker that wrote it may be paused with
+    its call in flight, unless that worker handed the run back after a storage fault and
+    marked the intent with the time its call ended (``finished_at``).
+    """
+    return entry.status is JournalStatus.INTENT and entry.finished_at is None
+
+
 def idempotency_key(
     tenant_id: str, run_id: str, node: str, visit: int, position: int, name: str
 ) -> str:
@@ -88,7 +101,8 @@ class Claim:
 
     ``taken_over`` says the claim took the run from another worker whose lease ran out
     (rather than finding it handed back, or left by this same worker, which drives one
-    claim at a time): a call that worker started may still be in flight.
+    claim at a time); it is counted and reported, never used to decide whether an effect
+    is sent again: that is read from the journal (:func:`call_may_be_in_flight`).
     The heartbeat thread calls only :meth:`renewed` and :meth:`lose`.
     """
 
@@ -132,6 +146,12 @@ class Claim:
         self.fault: StorageUnavailable | None = None
         """The storage fault that stopped a write of this claim: every later write refuses,
         even if the node caught the error and went on."""
+        self.unsettled: dict[str, JournalEntry] = {}
+        """The effect intents this claim wrote (or tried to) whose result or failure it
+        has not recorded, by idempotency key."""
+        self.calling: set[str] = set()
+        """Keys of the effects whose call may still be running in this process (a call
+        that timed out stays here: its thread may go on)."""
         self._buffered: list[JournalEntry] = []
         self._resolutions: list[Wait] = []
 
@@ -170,6 +190,26 @@ class Claim:
         """A persistence boundary: the faults hook, if any, may raise here."""
         if self.faults is not None:
             self.faults(point, key)
+
+    @contextmanager
+    def call(self, key: str) -> Iterator[None]:
+        """Around an effect's call: while it runs, and after it timed out, the call may
+        still reach the service; once it returned or raised, it cannot."""
+        self.calling.add(key)
+        try:
+            yield
+        except TimeoutError:
+            raise
+        except BaseException:
+            self.calling.discard(key)
+            raise
+        self.calling.discard(key)
+
+    def ended_calls(self) -> list[JournalEntry]:
+        """The intents of this claim whose call is over (or never started) but whose
+        outcome was not recorded: what a hand-back marks so that the next claim knows the
+        call is not in flight."""
+        return [entry for key, entry in self.unsettled.items() if key not in self.calling]
 
     # -- what rides on the next write ----------------------------------------------------
 
@@ -365,6 +405,9 @@ class Claim:
             raise
         if new_run.lease_expires_at is not None:
             self.expires_at = max(self.expires_at, new_run.lease_expires_at)
+        for entry in write.journal:
+            if entry.status is not JournalStatus.INTENT:
+                self.unsettled.pop(entry.idempotency_key, None)
         self._buffered = []
         self._resolutions = []
         self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})

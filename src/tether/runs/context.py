@@ -21,7 +21,7 @@ from tether.errors import InterruptExpired, RunCancelled, WorkflowChanged
 from tether.principals import Role
 from tether.redaction import describe_exception
 from tether.runs.children import ChildRuns
-from tether.runs.claim import Claim, idempotency_key
+from tether.runs.claim import Claim, call_may_be_in_flight, idempotency_key
 from tether.runs.inbox import InboxMessage, receive_messages
 from tether.runs.models import (
     ApprovalDecision,
@@ -35,7 +35,7 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.runs.policy_gate import PolicyGate, check_allowed
-from tether.runs.signals import NotApplied, Suspend
+from tether.runs.signals import CALL_ENDED, IN_FLIGHT, INTERRUPTED, NotApplied, Suspend
 
 
 @dataclass
@@ -225,10 +225,12 @@ class RunContext:
         committed before the call and its result after. If a crash left an intent without
         a result, ``reconcile(key)`` decides (return the result, or ``NOT_APPLIED``);
         without one the effect is called again with the same key only if ``retry_safe``
-        (the service dedupes by key), and otherwise the run goes to ``human_review``. When
-        the intent was left by a worker whose lease ran out (it may be paused, with its
-        call still in flight), ``NOT_APPLIED`` is not enough to call again: a
-        non-retry-safe effect then goes to ``human_review`` too.
+        (the service dedupes by key), and otherwise the run goes to ``human_review``. An
+        intent left open was interrupted mid-effect, whichever way the run comes back (a
+        takeover, a resume, a retry): its worker may be paused with the call in flight, so
+        ``NOT_APPLIED`` is not enough to call again and a non-retry-safe effect goes to
+        ``human_review`` too, unless that worker handed the run back after a storage
+        fault with its call over.
 
         Args:
             request: the content of the action (what is digested and, with ``approval``,
@@ -251,14 +253,15 @@ class RunContext:
         if not isinstance(decision, _Pending):
             return decision[0]
         try:
-            if timeout_s is None:
-                result = fn(decision.key)
-            else:
-                pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-                try:
-                    result = pool.submit(fn, decision.key).result(timeout=timeout_s)
-                finally:
-                    pool.shutdown(wait=False)
+            with self._claim.call(decision.key):
+                if timeout_s is None:
+                    result = fn(decision.key)
+                else:
+                    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+                    try:
+                        result = pool.submit(fn, decision.key).result(timeout=timeout_s)
+                    finally:
+                        pool.shutdown(wait=False)
         except concurrent.futures.TimeoutError:
             return self._effect_timed_out(decision, reconcile, timeout_s)
         except Exception as exc:
@@ -284,7 +287,8 @@ class RunContext:
         if not isinstance(decision, _Pending):
             return decision[0]
         try:
-            result = await asyncio.wait_for(fn(decision.key), timeout_s)
+            with self._claim.call(decision.key):
+                result = await asyncio.wait_for(fn(decision.key), timeout_s)
         except TimeoutError:
             return self._effect_timed_out(decision, reconcile, timeout_s)
         except Exception as exc:
@@ -347,6 +351,7 @@ class RunContext:
             retry_safe=retry_safe,
             started_at=pending.started_at,
         )
+        claim.unsettled[key] = intent
         intent_data: dict[str, Any] = {"name": name, "key": key, "fence": self.fencing_token}
         if policy_version is not None:
             intent_data["policy_version"] = policy_version
@@ -378,19 +383,13 @@ class RunContext:
             found = reconcile(key)
             if not isinstance(found, NotApplied):
                 return (self._record_settled(entry, found, "reconcile"),)
-        if retry_safe or (reconcile is not None and not claim.taken_over):
+        in_flight = call_may_be_in_flight(entry)
+        if retry_safe or (reconcile is not None and not in_flight):
             return None
-        self._review_unknown(entry, key)
+        self._review_unknown(entry, key, INTERRUPTED if in_flight else CALL_ENDED)
 
-    def _review_unknown(self, entry: JournalEntry, key: str) -> NoReturn:
+    def _review_unknown(self, entry: JournalEntry, key: str, why: str) -> NoReturn:
         """Park the run for a person to say whether the effect happened."""
-        if self._claim.taken_over:
-            why = (
-                "was started by a worker whose lease ran out; that call may still be in "
-                "flight and apply later"
-            )
-        else:
-            why = "may or may not have been applied before a crash"
         wait = self._claim.new_wait(
             self.node,
             self.visit,
@@ -436,7 +435,7 @@ class RunContext:
             raise TimeoutError(
                 f"effect {pending.name!r} ({pending.key}) timed out after {timeout_s}s"
             )
-        self._review_unknown(entry, pending.key)
+        self._review_unknown(entry, pending.key, f"timed out after {timeout_s}s; {IN_FLIGHT}")
 
     def _effect_done(self, pending: _Pending, result: Any) -> Any:
         claim = self._claim

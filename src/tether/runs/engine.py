@@ -226,11 +226,10 @@ class Executor:
     def _hand_back(self, claim: Claim, exc: StorageUnavailable) -> None:
         """A storage fault stopped the claim: this is no fault of the node, so the run is
         not failed. Hand it back, runnable after a backoff that grows with the faults in a
-        row; its next claim recovers it from the journal (an open intent is reconciled,
-        retried if retry-safe, or reviewed). If storage is still down, the lease runs out
-        instead and the run is recovered first by whichever worker claims next."""
-        self.storage_faults += 1
-        run = claim.run
+        row, its open intents whose call is over marked so; its next claim recovers it from
+        the journal (see ``RunContext.effect``). If storage is still down, the lease runs
+        out instead and the run is recovered first by whichever worker claims next."""
+        self.storage_faults, run = self.storage_faults + 1, claim.run
         log.warning(
             "run %s: storage fault in node %s (%s: %s); handing the run back",
             run.run_id,
@@ -256,6 +255,7 @@ class Executor:
                         now=now,
                     )
                     if released is not None:
+                        txn.mark_calls_ended(claim.ended_calls(), at=now)
                         data: dict[str, Any] = {
                             "error": exc.code,
                             "node": run.current_node,

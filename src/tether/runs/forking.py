@@ -221,6 +221,4 @@ def effect_names(effects: Sequence[RerunEffect]) -> str:
 
 def effect_lines(effects: Sequence[RerunEffect]) -> list[str]:
     """``name (key): outcome`` of each effect, for a message."""
-    return [
-        f"{r.effect.name} ({r.effect.idempotency_key}): {r.effect.outcome.value}" for r in effects
-    ]
+    return [f"{r.effect.name} ({r.effect.idempotency_key}): {r.effect.label}" for r in effects]

@@ -5,7 +5,8 @@ node and visit it runs next, its open waits, its last events, and its effects as
 journal records them. An effect's outcome is what the journal can say about the outside
 world: ``applied`` (its result was recorded), ``failed`` (the call raised and its error
 was recorded) or ``unknown`` (its intent was recorded and no result: the call may or may
-not have happened, and the service holding its idempotency key knows).
+not have happened, and the service holding its idempotency key knows); an unknown one is
+``interrupted`` when its worker stopped mid-effect, the call perhaps still in flight.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tether.runs.claim import load_state_dict
+from tether.runs.claim import call_may_be_in_flight, load_state_dict
 from tether.runs.models import (
     PAUSE_REQUEST,
     JournalEntry,
@@ -64,6 +65,17 @@ class EffectRecord(BaseModel):
     error: str | None
     review_id: str | None = None
     """The open ``human_review`` asking whether it happened, if there is one."""
+    interrupted: bool = False
+    """Its outcome is unknown and its worker stopped mid-effect: the call may still reach
+    the service, so its next run asks ``reconcile`` or a person, never just sends it
+    again (:func:`~tether.runs.claim.call_may_be_in_flight`)."""
+
+    @property
+    def label(self) -> str:
+        """The outcome as shown: an unknown one whose call may be in flight, ``interrupted``."""
+        if self.outcome is not EffectOutcome.UNKNOWN:
+            return self.outcome.value
+        return "interrupted" if self.interrupted else "unknown"
 
     @classmethod
     def of(cls, entry: JournalEntry, reviews: dict[str, str] | None = None) -> EffectRecord:
@@ -79,6 +91,7 @@ class EffectRecord(BaseModel):
             finished_at=entry.finished_at,
             error=entry.error,
             review_id=(reviews or {}).get(entry.idempotency_key),
+            interrupted=call_may_be_in_flight(entry),
         )
 
 

@@ -573,7 +573,7 @@ class Runbook:
         """``name (key): outcome`` of each effect the current visit journaled."""
         visit = visit_of(run)
         return [
-            f"{e.name} ({e.idempotency_key}): {EffectRecord.of(e).outcome.value}"
+            f"{e.name} ({e.idempotency_key}): {EffectRecord.of(e).label}"
             for e in txn.list_journal_visit(run.tenant_id, run.run_id, run.current_node, visit)
             if e.kind is JournalKind.EFFECT
         ]

@@ -16,6 +16,18 @@ class NotApplied:
 
 NOT_APPLIED = NotApplied()
 
+IN_FLIGHT = "that call may still be in flight and apply later"
+INTERRUPTED = (
+    "was interrupted mid-effect: the worker that started it stopped before recording its "
+    f"result, and {IN_FLIGHT}"
+)
+"""Why an intent without a result goes to review (see ``call_may_be_in_flight``)."""
+CALL_ENDED = (
+    "was called, but a storage fault stopped its worker before its result was recorded; "
+    "it may or may not have been applied"
+)
+"""Why an intent whose call is known to have ended goes to review (no ``reconcile``)."""
+
 EventSpec = tuple[str, dict[str, Any], float | None]
 """An event to write with the next commit: its type, its data and its duration (ms)."""
 

@@ -67,7 +67,8 @@ class Problem(BaseModel):
         None,
         description=(
             "On a 409 from retry-node or fork without `rerun_effects`: each effect that "
-            "would run again under a new key, as `name (idempotency key): outcome`."
+            "would run again under a new key, as `name (idempotency key): outcome` (`applied`, "
+            "`failed`, `interrupted`: its call may still land, or `unknown`)."
         ),
     )
 

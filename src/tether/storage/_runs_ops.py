@@ -199,6 +199,21 @@ class RunOps(QueryTransaction):
         )
         return self._run(row) if row else None
 
+    def mark_calls_ended(self, entries: Sequence[JournalEntry], *, at: datetime) -> None:
+        params = [
+            {
+                "tenant_id": e.tenant_id,
+                "run_id": e.run_id,
+                "node": e.node,
+                "visit": e.visit,
+                "position": e.position,
+                "finished_at": self._ts_in(at),
+            }
+            for e in entries
+        ]
+        if params:
+            self._fetch_many("mark_call_ended", params)
+
     def find_runnable(
         self,
         *,

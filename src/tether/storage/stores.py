@@ -154,6 +154,11 @@ class RunStore(Protocol):
         """Hand the run back after a storage fault if ``owner`` holds it at ``epoch``."""
         ...
 
+    def mark_calls_ended(self, entries: Sequence[JournalEntry], *, at: datetime) -> None:
+        """Mark effect intents still without a result as having had their call end at
+        ``at`` (it returned or raised; its outcome went unrecorded)."""
+        ...
+
     def find_runnable(
         self,
         *,

@@ -39,6 +39,14 @@ WHERE tenant_id = :tenant_id AND run_id = :run_id AND lease_owner = :owner
   AND lease_epoch = :epoch AND status = 'running'
 RETURNING *;
 
+-- name: mark_call_ended
+-- A claim handed its run back after a storage fault with this effect's call over but its
+-- outcome unrecorded: the time the call ended tells the next claim that it is not in
+-- flight. Only an intent still open is marked (a result that did commit stays).
+UPDATE run_journal SET finished_at = :finished_at
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND node = :node AND visit = :visit
+  AND position = :position AND status = 'intent' AND finished_at IS NULL;
+
 -- name: insert_checkpoint
 INSERT INTO run_checkpoints (tenant_id, run_id, seq, node, next_node, kind, payload,
                              state_version, created_at)
