@@ -24,8 +24,12 @@ $(CHROMIUM):
 	$(SUDO) apt-get update
 	$(SUDO) apt-get install -y chromium
 
+# Test files are spread over TEST_WORKERS processes (pytest-xdist), a file's tests kept
+# together so its module fixtures (a served console, a browser) start once.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(CHROMIUM)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=20
 
 test-long: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow --run-slow

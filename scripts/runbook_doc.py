@@ -28,6 +28,7 @@ from examples.runbook import workflow as examples
 from typer.testing import CliRunner
 
 from tether import FakeClock, Tether
+from tether.cli import _common as common
 from tether.cli.main import app as cli_app
 from tether.config import load_settings
 from tether.keys import create_key_file
@@ -92,7 +93,7 @@ class Session:
     def tether(self, *args: str, actor: str | None = "olga") -> str:
         """Run ``tether ARGS`` (as ``actor`` in the tenant), show it and what it printed."""
         words = list(args) + (["-t", TENANT, "--as", actor] if actor else [])
-        with _pinned(self.clock, self.ids), _signals_kept():
+        with _pinned(self.clock, self.ids), _signals_kept(), _console_width(int(COLUMNS)):
             result = CliRunner().invoke(cli_app, words, env=self.env)
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
@@ -139,6 +140,21 @@ def _pinned(clock: FakeClock, ids: NumberedIds) -> Iterator[None]:
         yield
     finally:
         Tether.open = original  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _console_width(width: int) -> Iterator[None]:
+    """The CLI's consoles print ``width`` columns in the block, whatever the terminal or a
+    ``COLUMNS`` seen when they were made: the page must not depend on where it is built."""
+    consoles = (common.console, common.err_console)
+    kept = [console._width for console in consoles]
+    for console in consoles:
+        console.width = width
+    try:
+        yield
+    finally:
+        for console, width_before in zip(consoles, kept, strict=True):
+            console._width = width_before
 
 
 @contextlib.contextmanager

@@ -91,12 +91,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Slow soak and chaos runs belong to `make test-long`: without --run-slow they are
+    # deselected (counted as such in the summary), never reported as skipped tests.
     if config.getoption("--run-slow"):
         return
-    skip_slow = pytest.mark.skip(reason="slow test: run with --run-slow (make test-long)")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip_slow)
+    slow = [item for item in items if "slow" in item.keywords]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if "slow" not in item.keywords]
 
 
 def running_in_ci() -> bool:
