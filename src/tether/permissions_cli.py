@@ -76,6 +76,8 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "memory erase": "subjects.erase",
         "memory retention": "memory.retention_cycle",
         "memory reembed": "memory.reembed",
+        "memory policy show": "memory.policy",
+        "memory policy set": "memory.configure",
         "mcp": "memory.recall",
         "procedures check": "procedures.check",
         "procedures publish": "procedures.publish",

@@ -913,6 +913,8 @@ COMMAND_CASES = [
     CommandCase("memory erase", lambda t: ["u-6", "--yes"]),
     CommandCase("memory retention", lambda t: []),
     CommandCase("memory reembed", lambda t: []),
+    CommandCase("memory policy show", lambda t: []),
+    CommandCase("memory policy set", lambda t: ['{"confidence_threshold": 0.7}']),
     CommandCase("mcp", lambda t: []),
     CommandCase("procedures publish", lambda t: [EXAMPLE_PROCEDURES]),
     CommandCase("procedures show", lambda t: []),

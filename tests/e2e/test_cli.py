@@ -412,3 +412,41 @@ def test_memory_a_reader_below_a_memorys_sensitivity_gets_it_counted_and_explain
     assert "fraud" in by_alice.stdout and "filtered out: {}" in by_alice.stdout
     assert shown_to_bob.returncode == 6 and "of restricted sensitivity" in shown_to_bob.stderr
     assert "sensitivity restricted" in shown_to_alice.stdout
+
+
+def test_memory_policy_is_shown_and_changed_row_by_row_by_an_admin_only(acme: Cli) -> None:
+    env = {"TETHER_TENANT": "acme"}
+    propose = ["memory", "propose", "The claimant's fraud inquiry is open", "--scope", "user:u-1"]
+    acme(*propose, "--sensitivity", "restricted", "--as", "alice", **env)
+    recall = ["memory", "recall", "fraud inquiry", "--scope", "user:u-1", "--as", "bob"]
+    approver_reads_all = {"approver": {"scopes": ["user", "case"], "clearance": "restricted"}}
+    change = json.dumps({"read_access": approver_reads_all})
+
+    shown = acme("memory", "policy", "show", "--as", "bob", **env)
+    assert shown.returncode == 0, shown.stderr
+    assert "approver" in shown.stdout and "confidential" in shown.stdout
+    assert (
+        acme("memory", "policy", "show", "--as", "bob", "--json", **env).json()["read_access"] == {}
+    )
+
+    refused = acme("memory", "policy", "set", change, "--as", "bob", **env)
+    assert refused.returncode == 6, refused.stderr
+    unknown = acme("memory", "policy", "set", '{"read_acces": {}}', "--as", "alice", **env)
+    assert unknown.returncode == 3 and "unknown policy field(s) read_acces" in unknown.said
+    bad_level = json.dumps({"read_access": {"approver": {"scopes": [], "clearance": "secret"}}})
+    invalid = acme("memory", "policy", "set", bad_level, "--as", "alice", **env)
+    assert invalid.returncode == 3, invalid.stderr
+    assert "fraud" not in acme(*recall, **env).stdout  # nothing changed so far
+
+    changed = acme("memory", "policy", "set", change, "--as", "alice", "--json", **env)
+    assert changed.returncode == 0, changed.stderr
+    assert changed.json()["read_access"] == approver_reads_all
+    assert "fraud" in acme(*recall, **env).stdout
+
+    higher = '{"confidence_threshold": 0.8}'
+    threshold = acme("memory", "policy", "set", higher, "--as", "alice", **env)
+    assert threshold.returncode == 0, threshold.stderr
+    kept = acme("memory", "policy", "show", "--as", "alice", "--json", **env).json()
+    assert kept["confidence_threshold"] == 0.8 and kept["read_access"] == approver_reads_all
+    trail = acme("audit", "ls", "--as", "alice", "--json", **env).json()
+    assert sum(entry["action"] == "memory.policy_changed" for entry in trail) == 2

@@ -21,6 +21,7 @@ from tether.cli._common import (
     print_table,
     reporting,
 )
+from tether.cli.memory_policy import policy_app
 from tether.clock import format_timestamp
 from tether.errors import InvalidInput
 from tether.memory.models import (
@@ -37,6 +38,7 @@ from tether.memory.text import parse_scope
 memory_app = typer.Typer(
     help="Governed memory: the model proposes, the policy decides.", no_args_is_help=True
 )
+memory_app.add_typer(policy_app, name="policy")
 
 MemoryId = Annotated[str, typer.Argument(help="Memory id (a UUID).")]
 ScopeOption = Annotated[

@@ -110,7 +110,7 @@ class Reader:
         raise PermissionDenied(
             f"principal {self.principal_id!r} may not read memory {record.memory_id}, "
             f"{what}: {self.explain(reason)}; a tenant admin can change the table with "
-            "app.memory.configure"
+            "`tether memory policy set` (app.memory.configure)"
         )
 
 
