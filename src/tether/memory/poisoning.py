@@ -2,8 +2,14 @@
 the agent once it is remembered. The write policy's ``instruction_like`` rule asks
 :func:`assess` and holds (or refuses) what it flags.
 
-Four signals, each named in the decision so a reviewer sees why a proposal was held:
+Five signals, each named in the decision so a reviewer sees why a proposal was held:
 
+- ``authority_frame``: a right claimed or given, a control relaxed, data sent away or
+  (from an untrusted source) the agent ordered, found by the frames of
+  :mod:`tether.memory.authority`; a memory never grants authority, whatever its source.
+  The frames also hedge the others: a text that speaks of authority only as denied or
+  restricted ("I'm not an admin", "only the release manager may approve") is not held
+  on a word-level signal alone;
 - ``pattern``: the fixed instruction patterns of :mod:`tether.memory.injection`;
 - ``lexicon``: the multilingual categories alone make a claim (a right claimed or granted),
   a bypass (a control weakened), an order to the agent or data sent away;
@@ -43,6 +49,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from tether.memory.authority import frames
 from tether.memory.injection import looks_like_instruction, normalise
 
 MODEL_FILE = "poisoning_model.json"
@@ -291,7 +298,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
     # sending data away
     "exfiltrate": _stems(
-        "forward_all forward_every weiterleit transfer reenvi inoltr reencaminh "
+        "forward_all forward_every weiterleit reenvi inoltr reencaminh "
         "doorstur send_a_copy schick_eine envoie_une envia_una invia_una envia_uma "
         "stuur_een share_customer gib_kundendaten partage_les comparte_los "
         "condividi_i partilha_os deel_klant to_an_outside an_eine_externe "
@@ -325,24 +332,29 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+_STEERING = frozenset({"agent", "weaken", "exfiltrate", "directive"})
+"""Categories a denial or "only" does not excuse: an order, a bypass, data sent away."""
 """With ``privilege``, what makes a text a claim or a grant rather than a mention."""
 
 
 @dataclass(frozen=True)
 class Assessment:
     """What the detector found: the signals that fired (empty: nothing), the lexicon's
-    categories, the classifiers' probabilities (``None`` where a signal did not run)."""
+    categories, the classifiers' probabilities (``None`` where a signal did not run), and
+    the authority frames that fired."""
 
     signals: tuple[str, ...]
     categories: tuple[str, ...]
     classifier: float
     embedding: float | None
     pattern: str | None
+    frames: tuple[str, ...] = ()
 
     @property
     def privilege(self) -> bool:
         """Whether the text speaks of someone's authority (roles, permissions, rights)."""
-        return "privilege" in self.categories or "role" in self.categories
+        named = "privilege" in self.categories or "role" in self.categories
+        return named or "claim" in self.frames or "grant" in self.frames
 
 
 def categories(plain: str) -> tuple[str, ...]:
@@ -463,7 +475,8 @@ def assess(
     plain = normalise(text)
     found = categories(plain)
     weights = model()
-    signals: list[str] = []
+    framed = frames(text, source)
+    signals: list[str] = ["authority_frame"] if framed.fired else []
     pattern = looks_like_instruction(text)
     if pattern is not None:
         signals.append("pattern")
@@ -481,4 +494,6 @@ def assess(
         semantic = weights.embedded(vector, source)
         if semantic >= weights.embedding_threshold:
             signals.append("embedding")
-    return Assessment(tuple(signals), found, score, semantic, pattern)
+    if framed.restricted and _STEERING.isdisjoint(found):
+        signals = []
+    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired)
