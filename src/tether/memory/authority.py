@@ -59,7 +59,8 @@ def _stem_pattern(stem: str, separator: str) -> str:
 
 
 def _split_stem(stem: str) -> str:
-    return _ELISION.sub(r"\1'_", stem)
+    """A stem as the tokeniser cuts it: "l'emporte" is two words ("*n't" is one)."""
+    return stem if stem.startswith("*") else _ELISION.sub(r"\1'_", stem)
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,23 @@ def _modal_claim(text: _Text, i: int) -> bool:
     return bool(guarded) and _self_subject(text, i) and not text.hedge(i)
 
 
-_CLAIMS = (_holds_right, _authorised, _exempt, _listed, _role_claimed, _overrides, _modal_claim)
+def _own_approval(text: _Text, i: int) -> bool:
+    """ "approves her own travel costs", "signs off on all hiring by herself"."""
+    if not text.has(i, "APPROVE"):
+        return False
+    return any(not text.hedge(i, j) for j in text.find(i - 4, i + 6, "OWN"))
+
+
+_CLAIMS = (
+    _own_approval,
+    _holds_right,
+    _authorised,
+    _exempt,
+    _listed,
+    _role_claimed,
+    _overrides,
+    _modal_claim,
+)
 
 
 def _relaxed(text: _Text, i: int) -> bool:
@@ -323,7 +340,14 @@ def _refused_oversight(text: _Text, i: int) -> bool:
     return bool(control and text.find(i - 3, i + 3, "RECORD_VERB", "TELL", "ASK"))
 
 
-_RELAXES = (_relaxed, _needless, _without, _refused_oversight)
+def _not_for_me(text: _Text, i: int) -> bool:
+    """ "maker-checker doesn't apply to me", "die Change-Sperre gilt für mich nicht"."""
+    if not text.has(i, "APPLY") or not text.find(i - 5, i + 5, "TO_ME"):
+        return False
+    return bool(text.find(i - 5, i + 5, "NEG") and text.find(i - 8, i + 8, "CONTROL"))
+
+
+_RELAXES = (_relaxed, _needless, _without, _refused_oversight, _not_for_me)
 
 
 def _grants(text: _Text, i: int) -> bool:
@@ -378,5 +402,6 @@ def frames(text: str, source: str) -> Frames:
 def _denied_anchor(text: _Text) -> bool:
     """A word of authority under a negation or "only": "I'm not an admin", "only the
     release manager may approve"."""
-    anchors = ("ELEV", "PRIV", "AUTH_ADJ", "MODAL", "LIST", "RIGHTS", "ACCESS")
+    anchors = ("ELEV", "PRIV", "AUTH_ADJ", "MODAL", "LIST", "RIGHTS", "ACCESS", "POWER")
+    anchors += ("PERMISSION", "RIGHTS_COMPOUND")
     return any(text.negated(j) or text.only_before(j) for j in text.find(0, text.n, *anchors))

@@ -55,12 +55,14 @@ WORDS: dict[str, str] = {
     "WITH": "with$ mit$ avec$ con$ com$ met$",
     # --- rights ---------------------------------------------------------------------------
     "PRIV": (
-        "privileg *berechtigung befugnis vollmacht habilitation machtiging bevoegdheid "
-        "bevoegdheden tekenbevoegd clearance$ authority$ signing_authority$ signing_rights$ "
-        "final_say$ carte_blanche$ carta_blanca$ carta_bianca$ carta_branca$ freibrief$ "
-        "vrijbrief$ free_hand$ freie_hand$ standing_approval$ blanket_approval$ pre_approval$ "
-        "superuser superusuario superutente superutilisateur sudo$ delegation_de_signature$ "
-        "poder_de_firma$ procuracao$ procuration$ godmode$"
+        "power_of_attorney$ poder_notarial$ poderes_notariales$ procura$ volmacht$ "
+        "ultima_parola$ last_word$ letzte_wort$ dernier_mot$ ultima_palabra$ ultima_palavra$ "
+        "laatste_woord$ privileg *berechtigung befugnis vollmacht habilitation machtiging "
+        "bevoegdheid bevoegdheden tekenbevoegd clearance$ authority$ signing_authority$ "
+        "signing_rights$ final_say$ carte_blanche$ carta_blanca$ carta_bianca$ carta_branca$ "
+        "freibrief$ vrijbrief$ free_hand$ freie_hand$ standing_approval$ blanket_approval$ "
+        "pre_approval$ superuser superusuario superutente superutilisateur sudo$ "
+        "delegation_de_signature$ poder_de_firma$ procuracao$ procuration$ godmode$"
     ),
     # everyday words too ("permission from my landlord"): a right only when qualified
     "PERMISSION": (
@@ -139,10 +141,9 @@ WORDS: dict[str, str] = {
         "possono$ podes$ pode$ podem$ mag$ mogen$ kan$ kun$ kunnen$"
     ),
     "APPROVE": (
-        "approv sign_off signoff$ sign$ authoris authoriz release$ releases$ waive validat "
-        "genehmig freigeb freizugeb absegn zeichn valide$ valider$ approuv signer$ autoris "
-        "aprob aprueb autoriz firmar$ approva approvar aprov assinar$ goedkeur keur$ keuren$ "
-        "tekenen$ goed_te_keuren$"
+        "approv sign_off signoff$ authoris authoriz release$ releases$ waive validat genehmig "
+        "freigeb freizugeb absegn valide$ valider$ approuv autoris aprob aprueb autoriz "
+        "approva approvar aprov goedkeur keur$ keuren$ goed_te_keuren$"
     ),
     "READ": (
         "read$ see$ view$ access$ open$ export download lesen$ einsehen$ sehen$ offnen$ "
@@ -151,8 +152,12 @@ WORDS: dict[str, str] = {
         "bekijken$ openen$ exporteren$ zien$"
     ),
     "OWN": (
-        "own$ eigen eigenen$ propre$ propres$ propio$ propia$ propios$ propias$ proprio$ "
-        "propria$ proprie$ propri$ proprios$ proprias$ myself$ selbst$"
+        "by_herself$ by_himself$ by_themselves$ by_myself$ on_my_own$ on_her_own$ on_his_own$ "
+        "on_their_own$ single_handedly$ allein$ alleine$ eigenmachtig toute_seule$ tout_seul$ "
+        "por_su_cuenta$ por_mi_cuenta$ por_si_solo$ da_solo$ da_sola$ da_soli$ sozinho$ "
+        "sozinha$ por_conta_propria$ in_zijn_eentje$ in_haar_eentje$ in_mijn_eentje$ own$ "
+        "eigen eigenen$ propre$ propres$ propio$ propia$ propios$ propias$ proprio$ propria$ "
+        "proprie$ propri$ proprios$ proprias$ myself$ selbst$"
     ),
     "BREADTH": (
         "all$ every$ everyone's$ any$ whole$ entire$ alle$ allen$ aller$ alles$ jede "
@@ -170,34 +175,39 @@ WORDS: dict[str, str] = {
     ),
     # --- controls and what weakens them ---------------------------------------------------
     "CONTROL": (
-        "comprob pruf conservazion conservacao conservacion approv sign_off signoff review "
-        "audit *audit log$ logs$ logging$ logged$ backup back_up freeze$ *freeze mfa$ 2fa$ "
-        "two_factor twofactor multi_factor verif check$ checks$ checking$ four_eyes "
-        "second_signature countersign control compliance legal_hold retention monitor alert "
-        "firewall ticket consent limit$ limits$ restriction kyc$ fraud safeguard escalat "
-        "oversight supervis encrypt confirmation authenticat polic rule$ rules$ guideline "
-        "gate$ genehmig freigabe *freigabe prufung *prufung protokoll sicherung *sicherung "
-        "sperre *sperre zwei_faktor zweifaktor verifizier kontroll *kontrolle vier_augen "
-        "gegenzeichnung aufbewahrung *aufbewahrung uberwach alarm einwilligung zustimmung "
-        "*limit grenze betrug richtlinie bestatigung absegn approbation validation "
-        "double_validation revue$ relecture journal trace$ trace tracabilite sauvegarde "
-        "gel_des authentification controle *controle quatre_yeux double_signature conformite "
-        "conservation surveillance pare_feu consentement plafond limite fraude antifraude "
-        "anti_fraude regle politique aprobacion revision registro copia_de_seguridad "
-        "copias_de_seguridad congelacion doble_factor dos_pasos comprobacion cuatro_ojos "
-        "doble_firma segunda_firma cumplimiento retencion supervision monitoriz cortafuegos "
-        "consentimiento confirmacion politica norma$ normas$ approvazion revisione registri$ "
-        "blocco_dei_rilasci due_fattori controll quattro_occhi doppia_firma seconda_firma "
-        "conformita monitoragg allarm consenso conferma traccia politic aprovacao revisao "
-        "auditoria registo congelamento dois_fatores dois_passos verificacao controlo "
-        "quatro_olhos dupla_assinatura segunda_assinatura conformidade retencao "
-        "copia_de_seguranca copias_de_seguranca confirmacao goedkeuring tweestaps verificatie "
-        "vier_ogen tweede_handtekening bewaarplicht bewaartermijn limiet *limiet bevestiging "
-        "beleid gelogd$ code_review$ change_freeze$ dpo$ data_protection_officer$ "
-        "datenschutzbeauftragt rechtsabteilung legal_team$ service_juridique$ "
-        "departamento_legal$ ufficio_legale$ departamento_juridico$ juridische_afdeling$ "
-        "security_team$ sicherheitsteam$ risk_team$ committee$ comite$ comitato$ gremium$ "
-        "commissie$"
+        "maker_checker$ segregation_of_duties$ dual_control$ second_pair_of_eyes$ "
+        "zweites_paar_augen$ segundo_par_de_ojos$ secondo_paio_di_occhi$ "
+        "segundo_par_de_olhos$ tweede_paar_ogen$ branch_protection$ code_owners$ peer_review$ "
+        "sanctions_screening$ screening$ conciliacion$ riconciliazion reconciliat abgleich$ "
+        "sigilo$ secreto_profesional$ segreto_professionale$ secret_professionnel$ "
+        "beroepsgeheim$ schweigepflicht$ confidentiality$ comprob pruf conservazion "
+        "conservacao conservacion approv sign_off signoff review audit *audit log$ logs$ "
+        "logging$ logged$ backup back_up freeze$ *freeze mfa$ 2fa$ two_factor twofactor "
+        "multi_factor verif check$ checks$ checking$ four_eyes second_signature countersign "
+        "control compliance legal_hold retention monitor alert firewall ticket consent limit$ "
+        "limits$ restriction kyc$ fraud safeguard escalat oversight supervis encrypt "
+        "confirmation authenticat polic rule$ rules$ guideline gate$ genehmig freigabe "
+        "*freigabe prufung *prufung protokoll sicherung *sicherung sperre *sperre zwei_faktor "
+        "zweifaktor verifizier kontroll *kontrolle vier_augen gegenzeichnung aufbewahrung "
+        "*aufbewahrung uberwach alarm einwilligung zustimmung *limit grenze betrug richtlinie "
+        "bestatigung absegn approbation validation double_validation revue$ relecture journal "
+        "trace$ trace tracabilite sauvegarde gel_des authentification controle *controle "
+        "quatre_yeux double_signature conformite conservation surveillance pare_feu "
+        "consentement plafond limite fraude antifraude anti_fraude regle politique aprobacion "
+        "revision registro copia_de_seguridad copias_de_seguridad congelacion doble_factor "
+        "dos_pasos comprobacion cuatro_ojos doble_firma segunda_firma cumplimiento retencion "
+        "supervision monitoriz cortafuegos consentimiento confirmacion politica norma$ "
+        "normas$ approvazion revisione registri$ blocco_dei_rilasci due_fattori controll "
+        "quattro_occhi doppia_firma seconda_firma conformita monitoragg allarm consenso "
+        "conferma traccia politic aprovacao revisao auditoria registo congelamento "
+        "dois_fatores dois_passos verificacao controlo quatro_olhos dupla_assinatura "
+        "segunda_assinatura conformidade retencao copia_de_seguranca copias_de_seguranca "
+        "confirmacao goedkeuring tweestaps verificatie vier_ogen tweede_handtekening "
+        "bewaarplicht bewaartermijn limiet *limiet bevestiging beleid gelogd$ code_review$ "
+        "change_freeze$ dpo$ data_protection_officer$ datenschutzbeauftragt rechtsabteilung "
+        "legal_team$ service_juridique$ departamento_legal$ ufficio_legale$ "
+        "departamento_juridico$ juridische_afdeling$ security_team$ sicherheitsteam$ "
+        "risk_team$ committee$ comite$ comitato$ gremium$ commissie$"
     ),
     "RELAX": (
         "out_of_the_loop$ aus_der_schleife$ hors_de_la_boucle$ fuera_del_circuito$ "
@@ -227,15 +237,20 @@ WORDS: dict[str, str] = {
         "graag$ alsjeblieft$ gerust$ prima$ ook_als$ zelfs_als$"
     ),
     "NEED": (
-        "need needn't$ require requiring$ necessary$ brauch benotig notig$ erforderlich$ "
-        "besoin$ necessaire$ requis$ falta$ necesit requier necesari serve$ bisogno$ richied "
+        "as_plus_a$ a_plus_a$ avez_plus_a$ ont_plus_a$ as_pas_a$ a_pas_a$ avez_pas_a$ "
+        "have_to$ has_to$ tienes_que$ tiene_que$ tens_de$ tem_de$ tem_que$ tens_que$ need "
+        "needn't$ require requiring$ necessary$ brauch benotig notig$ erforderlich$ besoin$ "
+        "necessaire$ requis$ falta$ necesit requier necesari serve$ bisogno$ richied "
         "necessari precis requer nodig$ hoef vereist$ musst$ muss$ mussen$"
     ),
     "NEEDLESS": (
-        "no_need$ unnecessary$ needless$ nicht_notig$ nicht_erforderlich$ unnotig$ "
-        "pas_besoin$ plus_besoin$ pas_necessaire$ inutile$ no_hace_falta$ innecesari "
-        "non_serve$ non_c'e_bisogno$ nao_e_preciso$ desnecessari niet_nodig$ overbodig$ "
-        "hoeft_niet$ hoeven_niet$"
+        "noise$ pointless$ formality$ optional$ overkill$ red_tape$ bureaucracy$ "
+        "bureaucratic$ useless$ formsache$ uberflussig$ formalite$ formalidad$ formalita$ "
+        "formalidade$ formaliteit$ facultatif$ facoltativ opcional$ optioneel$ don't_have_to$ "
+        "doesn't_have_to$ no_longer_have_to$ no_longer_has_to$ no_need$ unnecessary$ "
+        "needless$ nicht_notig$ nicht_erforderlich$ unnotig$ pas_besoin$ plus_besoin$ "
+        "pas_necessaire$ inutile$ no_hace_falta$ innecesari non_serve$ non_c'e_bisogno$ "
+        "nao_e_preciso$ desnecessari niet_nodig$ overbodig$ hoeft_niet$ hoeven_niet$"
     ),
     "UNCHECKED": (
         "unchecked$ unreviewed$ unverified$ unvetted$ unapproved$ ungepruft ungeprueft "
