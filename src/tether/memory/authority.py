@@ -44,6 +44,9 @@ _TO = frozenset({"to", "zu", "a", "para", "per", "om", "pour", "for", "fur", "te
 _AFTER_LOG = frozenset({"out", "in", "off", "on"})
 _ONE_LETTER_WORDS = frozenset("aioey")
 _SPLIT_TAGS = frozenset({"NEG"})
+_ANCHORS: tuple[str, ...] = ("ELEV", "PRIV", "AUTH_ADJ", "MODAL", "LIST", "RIGHTS", "ACCESS")
+_ANCHORS += ("POWER", "PERMISSION", "RIGHTS_COMPOUND")
+"""Words of authority whose denial ("I'm not an admin") makes a text ``restricted``."""
 """Tags a phrase does not inherit from its words: "no need" is not a negation."""
 
 
@@ -114,10 +117,13 @@ def _tags(token: str) -> set[str]:
 class Frames:
     """What the frames found: the ones that fired (``claim``, ``grant``, ``relax``,
     ``exfiltrate``, ``agent``) and whether the text speaks of authority only as denied
-    or restricted (``restricted``: then nothing fired)."""
+    or restricted (``restricted``: then nothing fired), or of a control only as kept or
+    tightened (``strengthened``: "always anonymise the data", "confirm with me before
+    you approve")."""
 
     fired: tuple[str, ...]
     restricted: bool
+    strengthened: bool = False
 
     @property
     def privilege(self) -> bool:
@@ -265,13 +271,20 @@ def _overrides(text: _Text, i: int) -> bool:
 
 
 def _modal_claim(text: _Text, i: int) -> bool:
-    """ "may approve their own", "I can read every patient's chart"."""
+    """Claims like "may approve their own", "I can read every patient's chart", "can
+    create admin accounts"."""
     if not text.has(i, "MODAL"):
         return False
     for j in text.find(i + 1, i + 4, "APPROVE"):
         own = text.find(j + 1, j + 5, "OWN")
         wide = text.find(j + 1, j + 4, "BREADTH") and _self_subject(text, i)
         if (own or wide) and not text.hedge(i, j):
+            return True
+    for j in text.find(i + 1, i + 4, "CREATE", "GRANT"):
+        elevated = text.find(j + 1, j + 5, "ELEV") or any(
+            _privilege_at(text, k) for k in range(j + 1, min(j + 5, text.n - 1) + 1)
+        )
+        if elevated and not text.hedge(i, j):
             return True
     reads = text.find(i + 1, i + 6, "READ") and text.find(i + 1, i + 6, "BREADTH")
     guarded = reads and text.find(i + 1, i + 8, "GUARDED")
@@ -396,12 +409,24 @@ def frames(text: str, source: str) -> Frames:
         if any(test(parsed, i) for i in range(parsed.n) for test in found)
     )
     restricted = not fired and (parsed.hedged or _denied_anchor(parsed))
-    return Frames(fired, restricted)
+    return Frames(fired, restricted, not fired and _strengthened(parsed))
+
+
+def _strengthened(text: _Text) -> bool:
+    """A control kept or tightened and nothing weakened: "always anonymise customer data",
+    "keep logging my calls" (an approval is no control kept: "always approve")."""
+    if text.anywhere("RELAX", "DELETE", "NEEDLESS", "WITHOUT", "UNCHECKED", "NEG"):
+        return False
+    return any(
+        text.has(j, "CONTROL") and not text.has(j, "APPROVE")
+        for i in text.find(0, text.n, "STRENGTHEN")
+        for j in range(max(i - 6, 0), min(i + 6, text.n - 1) + 1)
+    )
 
 
 def _denied_anchor(text: _Text) -> bool:
     """A word of authority under a negation or "only": "I'm not an admin", "only the
     release manager may approve"."""
-    anchors = ("ELEV", "PRIV", "AUTH_ADJ", "MODAL", "LIST", "RIGHTS", "ACCESS", "POWER")
-    anchors += ("PERMISSION", "RIGHTS_COMPOUND")
-    return any(text.negated(j) or text.only_before(j) for j in text.find(0, text.n, *anchors))
+    return any(
+        text.negated(j, before=3) or text.only_before(j) for j in text.find(0, text.n, *_ANCHORS)
+    )

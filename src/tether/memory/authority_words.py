@@ -47,10 +47,12 @@ WORDS: dict[str, str] = {
         "hebben$ bezit$"
     ),
     "GRANTED": (
-        "granted$ given$ gave$ assigned$ received$ issued$ erteilt$ gewahrt$ bekommen$ "
-        "vergeben$ eingeraumt$ accorde accordee octroye recu$ concedido concedida concedieron "
-        "otorgado otorgada asignado asignada concesso concessa assegnato assegnata conferito "
-        "atribuido atribuida gekregen$ gegeven$ toegekend$ verleend$"
+        "inherit erb$ erben$ erbt$ erhalten$ herit obtien obtain obtai recoiv heredan heredar "
+        "ereditano ottengono herdam obtem recebem erven$ erft$ krijgen$ krijgt$ granted$ "
+        "given$ gave$ assigned$ received$ issued$ erteilt$ gewahrt$ bekommen$ vergeben$ "
+        "eingeraumt$ accorde accordee octroye recu$ concedido concedida concedieron otorgado "
+        "otorgada asignado asignada concesso concessa assegnato assegnata conferito atribuido "
+        "atribuida gekregen$ gegeven$ toegekend$ verleend$"
     ),
     "WITH": "with$ mit$ avec$ con$ com$ met$",
     # --- rights ---------------------------------------------------------------------------
@@ -66,8 +68,9 @@ WORDS: dict[str, str] = {
     ),
     # everyday words too ("permission from my landlord"): a right only when qualified
     "PERMISSION": (
-        "permission permiso permess permissao permissoes autorisation authorisation "
-        "authorization autorizacion autorizzazion autorizacao toestemming"
+        "credential zugangsdaten identifiants$ credenciales$ credenziali$ credenciais$ "
+        "inloggegevens$ permission permiso permess permissao permissoes autorisation "
+        "authorisation authorization autorizacion autorizzazion autorizacao toestemming"
     ),
     "RIGHTS": (
         "right$ rights$ recht$ rechte$ rechten$ droit$ droits$ derecho$ derechos$ diritto$ "
@@ -77,11 +80,11 @@ WORDS: dict[str, str] = {
     "POWER": "power$ powers$ pouvoir$ pouvoirs$ poder$ poderes$ potere$ poteri$",
     "ACCESS": "access$ zugriff zugang acces$ acceso$ accesso$ acesso$ toegang$",
     "QUAL": (
-        "full$ unrestricted$ unlimited$ complete$ total$ elevated$ privileged$ root$ *admin "
-        "write$ global$ vollen$ voller$ vollem$ voll$ vollstandig uneingeschrankt "
-        "unbeschrankt unbegrenzt complet complete$ illimit ilimitad irrestrit irrestrict "
-        "sin_restricciones$ sans_restriction sem_restricoes$ senza_restrizioni$ completo$ "
-        "completa$ totale$ volledig onbeperkt onbegrensd totaal$"
+        "break_glass$ privileged$ emergency$ notfall full$ unrestricted$ unlimited$ complete$ "
+        "total$ elevated$ privileged$ root$ *admin write$ global$ vollen$ voller$ vollem$ "
+        "voll$ vollstandig uneingeschrankt unbeschrankt unbegrenzt complet complete$ illimit "
+        "ilimitad irrestrit irrestrict sin_restricciones$ sans_restriction sem_restricoes$ "
+        "senza_restrizioni$ completo$ completa$ totale$ volledig onbeperkt onbegrensd totaal$"
     ),
     "ELEV": (
         "*admin *administrator *administrador *administrateur *administratrice amministrat "
@@ -111,16 +114,17 @@ WORDS: dict[str, str] = {
         "entre$ en$ tra$ fra$ in$ bij$ op$ tussen$ onder$"
     ),
     "LIST": (
-        "allowlist whitelist witte_lijst liste_blanche lista_blanca lista_bianca lista_branca "
-        "positivliste freigabeliste ausnahmeliste exception_list$ break_glass signator "
-        "signatair firmant firmatar signatari ondertekenaar unterzeichn zeichnungsberechtigte "
-        "approver_list$ approvers$ list_of_approvers$ sudoers$ superusers$ admin_group$ "
-        "admins_group$"
+        "admin_list$ admins_list$ admin_lijst$ admin_liste$ allowlist whitelist witte_lijst "
+        "liste_blanche lista_blanca lista_bianca lista_branca positivliste freigabeliste "
+        "ausnahmeliste exception_list$ break_glass signator signatair firmant firmatar "
+        "signatari ondertekenaar unterzeichn zeichnungsberechtigte approver_list$ approvers$ "
+        "list_of_approvers$ sudoers$ superusers$ admin_group$ admins_group$"
     ),
     "EXEMPT": (
-        "exempt excused$ waived$ ausgenommen$ befreit$ freigestellt$ dispense dispensad "
-        "dispensat exento exenta exonerad esente esenti esonerat isento isenta vrijgesteld "
-        "ontheven$ uitgezonderd$"
+        "waiver$ waivers$ dispensation$ ausnahmegenehmigung derogation$ exencion$ deroga$ "
+        "isencao$ ontheffing$ exempt excused$ waived$ ausgenommen$ befreit$ freigestellt$ "
+        "dispense dispensad dispensat exento exenta exonerad esente esenti esonerat isento "
+        "isenta vrijgesteld ontheven$ uitgezonderd$"
     ),
     "OVERRIDE": (
         "override overrule supersede trump outrank takes_precedence take_precedence prevail "
@@ -175,6 +179,9 @@ WORDS: dict[str, str] = {
     ),
     # --- controls and what weakens them ---------------------------------------------------
     "CONTROL": (
+        "three_way_match$ 3_way_match$ two_way_match$ dual_approval$ due_diligence$ "
+        "background_check$ anonymi anonimi anonymis anonimiz pseudonym masking$ redact "
+        "anonymisier pseudonymisier confirm$ bestatig confirmer$ confirmar$ confermar "
         "maker_checker$ segregation_of_duties$ dual_control$ second_pair_of_eyes$ "
         "zweites_paar_augen$ segundo_par_de_ojos$ secondo_paio_di_occhi$ "
         "segundo_par_de_olhos$ tweede_paar_ogen$ branch_protection$ code_owners$ peer_review$ "
@@ -229,12 +236,14 @@ WORDS: dict[str, str] = {
         "cancell apag verwijder wis$ wissen$ clear$ clearing$"
     ),
     "PERMIT": (
-        "can$ may$ could$ should$ feel_free$ fine$ ok$ okay$ allowed$ please$ go_ahead$ "
-        "prefer rather$ want$ let's$ even_if$ even_though$ darfst$ kannst$ kann$ darf$ bitte$ "
-        "gerne$ gern$ ruhig$ auch_wenn$ in_ordnung$ peux$ peut$ pouvez$ merci_de$ n'_hesite "
-        "meme_si$ meme_s'$ puedes$ puede$ por_favor$ esta_bien$ aunque$ aun_si$ puoi$ puo$ "
-        "per_favore$ va_bene$ anche_se$ podes$ pode$ mesmo_que$ nao_faz_mal$ mag$ kun$ kan$ "
-        "graag$ alsjeblieft$ gerust$ prima$ ook_als$ zelfs_als$"
+        "letting_me$ let_me$ lets_me$ allowing_me$ allows_me$ lasst_mich$ lasse_mich$ "
+        "me_laisse$ me_laissant$ me_deja$ dejandome$ mi_lascia$ lasciandomi$ deixa_me$ "
+        "deixando_me$ laat_me$ laten_me$ can$ may$ could$ should$ feel_free$ fine$ ok$ okay$ "
+        "allowed$ please$ go_ahead$ prefer rather$ want$ let's$ even_if$ even_though$ darfst$ "
+        "kannst$ kann$ darf$ bitte$ gerne$ gern$ ruhig$ auch_wenn$ in_ordnung$ peux$ peut$ "
+        "pouvez$ merci_de$ n'_hesite meme_si$ meme_s'$ puedes$ puede$ por_favor$ esta_bien$ "
+        "aunque$ aun_si$ puoi$ puo$ per_favore$ va_bene$ anche_se$ podes$ pode$ mesmo_que$ "
+        "nao_faz_mal$ mag$ kun$ kan$ graag$ alsjeblieft$ gerust$ prima$ ook_als$ zelfs_als$"
     ),
     "NEED": (
         "as_plus_a$ a_plus_a$ avez_plus_a$ ont_plus_a$ as_pas_a$ a_pas_a$ avez_pas_a$ "
@@ -306,10 +315,20 @@ WORDS: dict[str, str] = {
         "concedi dare$ assegn atribu geef$ geven$ toeken verleen"
     ),
     "PROMOTE": (
-        "promot appoint ernannt befordert nomme$ nommee$ nombrad nombrado nominat nomead "
-        "benoemd elevat upgrad"
+        "promov promoss gepromoveerd$ promot appoint ernannt befordert nomme$ nommee$ nombrad "
+        "nombrado nominat nomead benoemd elevat upgrad"
     ),
     # --- occupations, not claims ------------------------------------------------------------
+    "CREATE": (
+        "create creat add$ make$ anlegen$ erstell erzeug creer$ cree$ crear$ crea$ creare$ "
+        "criar$ cria$ aanmaken$ maak$ maken$"
+    ),
+    # a control kept, tightened or exercised: "always anonymise", "confirm with me first"
+    "STRENGTHEN": (
+        "always$ siempre$ toujours$ immer$ sempre$ altijd$ keep$ keeps$ continue$ make_sure$ "
+        "ensure$ before$ bevor$ vorher$ avant$ antes$ prima$ voordat$ eerst$ first$ weiter$ "
+        "continuer$ seguir$ continuare$ continuar$ blijf$ garde$ behalte"
+    ),
     "WORKPLACE": (
         "at$ bei$ chez$ presso$ em$ numa$ num$ bij$ in$ for_a$ en$ dans$ a$ of_a$ of_an$ "
         "einer$ eines$ d'un$ d'une$ de_un$ de_una$ di_un$ di_una$ de_um$ de_uma$ van_een$"

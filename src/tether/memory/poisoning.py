@@ -333,7 +333,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
 _STEERING = frozenset({"agent", "weaken", "exfiltrate", "directive"})
-"""Categories a denial or "only" does not excuse: an order, a bypass, data sent away."""
+"""Categories a denial or "only" does not excuse: an order, a bypass, data sent away (a
+control kept or tightened excuses an order: "always anonymise the data")."""
 """With ``privilege``, what makes a text a claim or a grant rather than a mention."""
 
 
@@ -494,6 +495,7 @@ def assess(
         semantic = weights.embedded(vector, source)
         if semantic >= weights.embedding_threshold:
             signals.append("embedding")
-    if framed.restricted and _STEERING.isdisjoint(found):
+    excused = framed.restricted and _STEERING.isdisjoint(found)
+    if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
         signals = []
     return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired)
