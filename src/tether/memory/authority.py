@@ -163,8 +163,8 @@ class _Text:
         )
 
     def only_before(self, start: int) -> bool:
-        """ "only" within five words before ``start``, no first person between (``only I
-        may`` is a claim)."""
+        """Whether "only" stands within five words before ``start``, no first person
+        between (``only I may`` is a claim)."""
         for j in range(start - 1, max(-1, start - 6), -1):
             if self.has(j, "SELF", "SELF_BE"):
                 return False
@@ -213,7 +213,7 @@ def _self_subject(text: _Text, i: int) -> bool:
 
 
 def _holds_right(text: _Text, i: int) -> bool:
-    """ "I have admin rights", "was granted access to all tenants", "with unrestricted
+    """A right held: "I have admin rights", "was granted access to all tenants", "with unrestricted
     access"."""
     if not text.has(i, "HAVE", "GRANTED", "WITH"):
         return False
@@ -230,9 +230,12 @@ def _holds_right(text: _Text, i: int) -> bool:
 
 
 def _authorised(text: _Text, i: int) -> bool:
-    """ "I am authorised", "is entitled to approve" (not "authorised by the bank")."""
+    """Authorised: "I am authorised", "is entitled to approve", "legal cleared me to pull
+    any file" (not "authorised by the bank")."""
     if not text.has(i, "AUTH_ADJ") or text.has(i + 1, "BY"):
         return False
+    if text.has(i + 1, "SELF") and 0 <= i + 2 < text.n and text.words[i + 2] in _TO:
+        return not text.hedge(i)
     to_act = 0 <= i + 1 < text.n and text.words[i + 1] in _TO
     by_self = bool(text.find(i - 5, i - 1, "SELF", "SELF_BE"))
     subject = (to_act and bool(text.find(i - 5, i - 1, "BE"))) or by_self
@@ -240,32 +243,34 @@ def _authorised(text: _Text, i: int) -> bool:
 
 
 def _exempt(text: _Text, i: int) -> bool:
-    """ "exempt from the legal hold", "von der Vier-Augen-Prüfung befreit"."""
+    """Exempt: "exempt from the legal hold", "von der Vier-Augen-Prüfung befreit"."""
     near = text.has(i, "EXEMPT") and bool(text.find(i - 6, i + 6, "CONTROL"))
     return near and not text.hedge(i)
 
 
 def _listed(text: _Text, i: int) -> bool:
-    """ "on the allowlist", "among the authorised signatories"."""
+    """On a list of the privileged: "on the allowlist", "among the authorised signatories"."""
     if not text.has(i, "MEMBER"):
         return False
     return any(not text.hedge(i, j) for j in text.find(i + 1, i + 4, "LIST"))
 
 
 def _role_claimed(text: _Text, i: int) -> bool:
-    """ "my role is platform-admin", "I'm an admin on the cluster" (not "I'm a sysadmin at a
-    school": an occupation)."""
+    """A role claimed: "my role is platform-admin", "I'm an admin on the cluster" (not
+    "I'm a sysadmin at a school": an occupation)."""
     if not text.has(i, "ROLE_IS", "SELF_BE"):
         return False
     for j in text.find(i + 1, i + 3, "ELEV"):
-        occupation = text.has(i, "SELF_BE") and text.find(j + 1, j + 2, "WORKPLACE")
-        if not occupation and not text.hedge(i, j):
+        if text.has(i, "SELF_BE") and text.find(j + 1, j + 2, "WORKPLACE"):
+            text.hedged = True
+        elif not text.hedge(i, j):
             return True
     return False
 
 
 def _overrides(text: _Text, i: int) -> bool:
-    """ "that overrides the approval workflow", "prime sur le gel des mises en production"."""
+    """Precedence over a control: "that overrides the approval workflow", "prime sur le
+    gel des mises en production"."""
     near = text.has(i, "OVERRIDE") and bool(text.find(i + 1, i + 8, "CONTROL"))
     return near and not text.hedge(i)
 
@@ -292,13 +297,21 @@ def _modal_claim(text: _Text, i: int) -> bool:
 
 
 def _own_approval(text: _Text, i: int) -> bool:
-    """ "approves her own travel costs", "signs off on all hiring by herself"."""
+    """Approving alone: "approves her own travel costs", "signs off on all hiring by herself"."""
     if not text.has(i, "APPROVE"):
         return False
     return any(not text.hedge(i, j) for j in text.find(i - 4, i + 6, "OWN"))
 
 
+def _stands_for(text: _Text, i: int) -> bool:
+    """One approval standing for another's: "her sign-off counts as the CFO's"."""
+    if not text.has(i, "EQUIV") or not text.find(i - 5, i + 5, "APPROVE", "CONTROL"):
+        return False
+    return bool(text.find(i - 5, i + 5, "ROLE_NOUN", "ELEV", "APPROVE")) and not text.hedge(i)
+
+
 _CLAIMS = (
+    _stands_for,
     _own_approval,
     _holds_right,
     _authorised,
@@ -311,7 +324,8 @@ _CLAIMS = (
 
 
 def _relaxed(text: _Text, i: int) -> bool:
-    """ "skip the fraud review", "turning off audit logging is fine", "zet de controle uit";
+    """A control weakened: "skip the fraud review", "turning off audit logging is fine",
+    "zet de controle uit", "trust my verbal OK instead of the signed form";
     a deletion only where it is allowed or ordered ("feel free to wipe old audit
     records", not "old backups are deleted after 35 days")."""
     if text.has(i, "RELAX") and text.find(i - 7, i + 7, "CONTROL"):
@@ -321,18 +335,22 @@ def _relaxed(text: _Text, i: int) -> bool:
         return allowed and not text.negated(i)
     if text.has(i, "UNCHECKED") and text.find(i - 6, i + 6, "MODAL", "PERMIT", "ORDER"):
         return not text.negated(i)
+    if text.has(i, "INSTEAD") and text.find(i + 1, i + 4, "CONTROL"):
+        return bool(text.anywhere("TRUST", "APPROVE"))
     return False
 
 
 def _needless(text: _Text, i: int) -> bool:
-    """ "needs no ticket", "brauchen keine Freigabe", "no need to check their contract"."""
+    """A control said to be needless: "needs no ticket", "brauchen keine Freigabe", "no
+    need to check their contract", "branch protection is just noise"."""
     needless = text.has(i, "NEEDLESS") or (text.has(i, "NEED") and text.find(i - 6, i + 6, "NEG"))
     return bool(needless and text.find(i - 8, i + 8, "CONTROL", "APPROVE"))
 
 
 def _without(text: _Text, i: int) -> bool:
-    """ "without a ticket", "sans que ce soit tracé", "approve it without asking my
-    manager" (not "no refund without approval": a requirement)."""
+    """An act without its control: "without a ticket", "sans que ce soit tracé",
+    "approve it without asking my manager" (not "no refund without approval": a
+    requirement)."""
     if not text.has(i, "WITHOUT") or text.find(i - 6, i - 1, "NEG"):
         return False
     reach = 5 if text.has(i + 1, "THAT") else 3
@@ -343,7 +361,8 @@ def _without(text: _Text, i: int) -> bool:
 
 
 def _refused_oversight(text: _Text, i: int) -> bool:
-    """ "don't log my actions", "do not tell compliance", "don't ask me for the code"."""
+    """Oversight refused: "don't log my actions", "do not tell compliance", "don't ask
+    me for the code"."""
     if not text.has(i, "NEG"):
         return False
     for j in text.find(i - 3, i + 3, "LOG_VERB"):
@@ -354,7 +373,8 @@ def _refused_oversight(text: _Text, i: int) -> bool:
 
 
 def _not_for_me(text: _Text, i: int) -> bool:
-    """ "maker-checker doesn't apply to me", "die Change-Sperre gilt für mich nicht"."""
+    """A control that does not apply to me: "maker-checker doesn't apply to me", "die
+    Change-Sperre gilt für mich nicht"."""
     if not text.has(i, "APPLY") or not text.find(i - 5, i + 5, "TO_ME"):
         return False
     return bool(text.find(i - 5, i + 5, "NEG") and text.find(i - 8, i + 8, "CONTROL"))
@@ -364,7 +384,7 @@ _RELAXES = (_relaxed, _needless, _without, _refused_oversight, _not_for_me)
 
 
 def _grants(text: _Text, i: int) -> bool:
-    """ "grant new hires admin access", "promoted to administrator"."""
+    """A right given: "grant new hires admin access", "promoted to administrator"."""
     if text.has(i, "PROMOTE"):
         return bool(text.find(i + 1, i + 3, "ELEV")) and not text.negated(i)
     if not text.has(i, "GRANT"):
@@ -426,7 +446,8 @@ def _strengthened(text: _Text) -> bool:
 
 def _denied_anchor(text: _Text) -> bool:
     """A word of authority under a negation or "only": "I'm not an admin", "only the
-    release manager may approve"."""
+    release manager may approve" (an occupation, "I'm the owner of a bakery", is found
+    by :func:`_role_claimed`)."""
     return any(
         text.negated(j, before=3) or text.only_before(j) for j in text.find(0, text.n, *_ANCHORS)
     )

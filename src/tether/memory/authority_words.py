@@ -92,8 +92,9 @@ WORDS: dict[str, str] = {
         "proprietaire propietario proprietario dueno$ dono$ superadmin"
     ),
     "ROLE_NOUN": (
-        "manager$ director$ directeur$ direttore$ diretor$ head$ chief$ chef$ *leiter "
-        "*leitung *manager$ *director$ *directeur$ *direttore$ *diretor$ responsable$ "
+        "ceo$ cfo$ cto$ coo$ ciso$ cio$ vp$ president$ prasident presidente$ presidente$ "
+        "directora$ manager$ director$ directeur$ direttore$ diretor$ head$ chief$ chef$ "
+        "*leiter *leitung *manager$ *director$ *directeur$ *direttore$ *diretor$ responsable$ "
         "responsabile$ gerente$ hoofd$ supervisor$ lead$ officer$"
     ),
     "SIGN": (
@@ -179,30 +180,32 @@ WORDS: dict[str, str] = {
     ),
     # --- controls and what weakens them ---------------------------------------------------
     "CONTROL": (
-        "three_way_match$ 3_way_match$ two_way_match$ dual_approval$ due_diligence$ "
-        "background_check$ anonymi anonimi anonymis anonimiz pseudonym masking$ redact "
-        "anonymisier pseudonymisier confirm$ bestatig confirmer$ confirmar$ confermar "
-        "maker_checker$ segregation_of_duties$ dual_control$ second_pair_of_eyes$ "
-        "zweites_paar_augen$ segundo_par_de_ojos$ secondo_paio_di_occhi$ "
-        "segundo_par_de_olhos$ tweede_paar_ogen$ branch_protection$ code_owners$ peer_review$ "
-        "sanctions_screening$ screening$ conciliacion$ riconciliazion reconciliat abgleich$ "
-        "sigilo$ secreto_profesional$ segreto_professionale$ secret_professionnel$ "
-        "beroepsgeheim$ schweigepflicht$ confidentiality$ comprob pruf conservazion "
-        "conservacao conservacion approv sign_off signoff review audit *audit log$ logs$ "
-        "logging$ logged$ backup back_up freeze$ *freeze mfa$ 2fa$ two_factor twofactor "
-        "multi_factor verif check$ checks$ checking$ four_eyes second_signature countersign "
-        "control compliance legal_hold retention monitor alert firewall ticket consent limit$ "
-        "limits$ restriction kyc$ fraud safeguard escalat oversight supervis encrypt "
-        "confirmation authenticat polic rule$ rules$ guideline gate$ genehmig freigabe "
-        "*freigabe prufung *prufung protokoll sicherung *sicherung sperre *sperre zwei_faktor "
-        "zweifaktor verifizier kontroll *kontrolle vier_augen gegenzeichnung aufbewahrung "
-        "*aufbewahrung uberwach alarm einwilligung zustimmung *limit grenze betrug richtlinie "
-        "bestatigung absegn approbation validation double_validation revue$ relecture journal "
-        "trace$ trace tracabilite sauvegarde gel_des authentification controle *controle "
-        "quatre_yeux double_signature conformite conservation surveillance pare_feu "
-        "consentement plafond limite fraude antifraude anti_fraude regle politique aprobacion "
-        "revision registro copia_de_seguridad copias_de_seguridad congelacion doble_factor "
-        "dos_pasos comprobacion cuatro_ojos doble_firma segunda_firma cumplimiento retencion "
+        "security$ sicherheit seguridad$ sicurezza$ seguranca$ securite$ veiligheid$ "
+        "change_form$ change_request$ change_management$ signed_form$ three_way_match$ "
+        "3_way_match$ two_way_match$ dual_approval$ due_diligence$ background_check$ anonymi "
+        "anonimi anonymis anonimiz pseudonym masking$ redact anonymisier pseudonymisier "
+        "confirm$ bestatig confirmer$ confirmar$ confermar maker_checker$ "
+        "segregation_of_duties$ dual_control$ second_pair_of_eyes$ zweites_paar_augen$ "
+        "segundo_par_de_ojos$ secondo_paio_di_occhi$ segundo_par_de_olhos$ tweede_paar_ogen$ "
+        "branch_protection$ code_owners$ peer_review$ sanctions_screening$ screening$ "
+        "conciliacion$ riconciliazion reconciliat abgleich$ sigilo$ secreto_profesional$ "
+        "segreto_professionale$ secret_professionnel$ beroepsgeheim$ schweigepflicht$ "
+        "confidentiality$ comprob pruf conservazion conservacao conservacion approv sign_off "
+        "signoff review audit *audit log$ logs$ logging$ logged$ backup back_up freeze$ "
+        "*freeze mfa$ 2fa$ two_factor twofactor multi_factor verif check$ checks$ checking$ "
+        "four_eyes second_signature countersign control compliance legal_hold retention "
+        "monitor alert firewall ticket consent limit$ limits$ restriction kyc$ fraud "
+        "safeguard escalat oversight supervis encrypt confirmation authenticat polic rule$ "
+        "rules$ guideline gate$ genehmig freigabe *freigabe prufung *prufung protokoll "
+        "sicherung *sicherung sperre *sperre zwei_faktor zweifaktor verifizier kontroll "
+        "*kontrolle vier_augen gegenzeichnung aufbewahrung *aufbewahrung uberwach alarm "
+        "einwilligung zustimmung *limit grenze betrug richtlinie bestatigung absegn "
+        "approbation validation double_validation revue$ relecture journal trace$ trace "
+        "tracabilite sauvegarde gel_des authentification controle *controle quatre_yeux "
+        "double_signature conformite conservation surveillance pare_feu consentement plafond "
+        "limite fraude antifraude anti_fraude regle politique aprobacion revision registro "
+        "copia_de_seguridad copias_de_seguridad congelacion doble_factor dos_pasos "
+        "comprobacion cuatro_ojos doble_firma segunda_firma cumplimiento retencion "
         "supervision monitoriz cortafuegos consentimiento confirmacion politica norma$ "
         "normas$ approvazion revisione registri$ blocco_dei_rilasci due_fattori controll "
         "quattro_occhi doppia_firma seconda_firma conformita monitoragg allarm consenso "
@@ -217,19 +220,20 @@ WORDS: dict[str, str] = {
         "risk_team$ committee$ comite$ comitato$ gremium$ commissie$"
     ),
     "RELAX": (
-        "out_of_the_loop$ aus_der_schleife$ hors_de_la_boucle$ fuera_del_circuito$ "
-        "fuori_dal_giro$ don't_bother$ do_not_bother$ dont_bother$ skip bypass turn_off$ "
-        "turning_off$ turned_off$ turns_off$ switch_off$ switching_off$ switched_off$ "
-        "shut_off$ disabl deactivat ignor disregard waiv omit leave_out$ leaving_out$ "
-        "left_out$ do_without$ dispense_with$ suspend circumvent get_around$ work_around$ "
-        "sidestep stop silenc suppress hide$ hiding$ forgo relax loosen lift$ lifting$ drop$ "
-        "dropping$ uberspr umgeh abschalt ausschalt abstell deaktivier ignorier weglass "
-        "auslass aussetz entfern verzicht aufheb ubergeh unterdruck verberg versteck saut "
-        "contourn desactiv passer_de$ passer_du$ passer_des$ omet omis$ outrepass salta$ "
-        "saltar saltes$ saltas$ saltarse$ saltarte$ saltate$ salti$ salto$ omitir prescind "
-        "aggir disattiv ometti omett sospend fare_a_meno$ togli nascond contorn desativ "
-        "deslig dispensar dispensa$ ocult oversla omzeil uitschakel uitzet uit_te_zetten$ "
-        "negeer neger weglat achterwege opschort"
+        "passe_outre$ passer_outre$ passez_outre$ pasa_por_alto$ pasar_por_alto$ passa_sopra$ "
+        "passare_sopra$ passa_por_cima$ passar_por_cima$ out_of_the_loop$ aus_der_schleife$ "
+        "hors_de_la_boucle$ fuera_del_circuito$ fuori_dal_giro$ don't_bother$ do_not_bother$ "
+        "dont_bother$ skip bypass turn_off$ turning_off$ turned_off$ turns_off$ switch_off$ "
+        "switching_off$ switched_off$ shut_off$ disabl deactivat ignor disregard waiv omit "
+        "leave_out$ leaving_out$ left_out$ do_without$ dispense_with$ suspend circumvent "
+        "get_around$ work_around$ sidestep stop silenc suppress hide$ hiding$ forgo relax "
+        "loosen lift$ lifting$ drop$ dropping$ uberspr umgeh abschalt ausschalt abstell "
+        "deaktivier ignorier weglass auslass aussetz entfern verzicht aufheb ubergeh "
+        "unterdruck verberg versteck saut contourn desactiv passer_de$ passer_du$ passer_des$ "
+        "omet omis$ outrepass salta$ saltar saltes$ saltas$ saltarse$ saltarte$ saltate$ "
+        "salti$ salto$ omitir prescind aggir disattiv ometti omett sospend fare_a_meno$ togli "
+        "nascond contorn desativ deslig dispensar dispensa$ ocult oversla omzeil uitschakel "
+        "uitzet uit_te_zetten$ negeer neger weglat achterwege opschort"
     ),
     "DELETE": (
         "delet purg wipe$ wiping$ wiped$ eras remov losch loesch supprim effac borr elimin "
@@ -267,6 +271,21 @@ WORDS: dict[str, str] = {
         "sin_control$ non_verificat non_controllat sem_verificar$ sem_controlo$ "
         "ongecontroleerd ongezien$ ongeverifieerd"
     ),
+    "INSTEAD": (
+        "instead_of$ rather_than$ in_place_of$ statt$ anstatt$ anstelle au_lieu_de$ "
+        "au_lieu_du$ a_la_place_de$ en_lugar_de$ en_vez_de$ invece_di$ invece_del$ "
+        "al_posto_di$ em_vez_de$ em_vez_do$ em_lugar_de$ in_plaats_van$"
+    ),
+    "TRUST": (
+        "trust$ vertrau fais_confiance$ confia$ confie$ fidati$ vertrouw ok$ okay$ verbal "
+        "say_so$ word$ wort$ parole$ palabra$ parola$ palavra$ woord$ mundlich oral$"
+    ),
+    # one person's approval standing for another's
+    "EQUIV": (
+        "counts_as$ count_as$ is_as_good_as$ equivalent_to$ same_as$ gilt_als$ gelten_als$ "
+        "zahlt_als$ vaut$ compte_comme$ vale_como$ cuenta_como$ vale_come$ conta_como$ "
+        "geldt_als$ telt_als$"
+    ),
     "WITHOUT": "without$ ohne$ sans$ sin$ senza$ sem$ zonder$",
     "THAT": "that$ que$ che$ dass$ dat$ ficar$ quede$ resti$ wordt$",
     "ASK": (
@@ -277,9 +296,9 @@ WORDS: dict[str, str] = {
     "LOG_VERB": "log$ logs$ protokollier registr enregistr trace$ tracer$ loggen$ logg$ audit$",
     "RECORD_VERB": "record track save$ speicher aufzeichn sauvegard guard salv bewaar opslaan",
     "TELL": (
-        "tell$ inform notify$ report$ alert$ sag$ sage$ informier benachrichtig melde dis$ "
-        "dites$ informe$ previen cuentes$ cuente$ digas$ dire$ avvis contes$ digas$ vertel$ "
-        "meld$ informeer$"
+        "segnal signal report$ reporte$ reportar$ reporta$ denunci tell$ inform notify$ "
+        "report$ alert$ sag$ sage$ informier benachrichtig melde dis$ dites$ informe$ previen "
+        "cuentes$ cuente$ digas$ dire$ avvis contes$ digas$ vertel$ meld$ informeer$"
     ),
     # --- data sent away ---------------------------------------------------------------------
     "SEND": (

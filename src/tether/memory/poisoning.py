@@ -177,7 +177,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
     # roles that carry authority (weak alone: an occupation is no claim)
     "role": _stems(
         "admin administrat amministrat beheerder owner$ proprietaire proprietari "
-        "eigentumer eigenaar dueno$ dono$ ceo$ pdg$ vorstand director directeur diretor "
+        "eigentumer eigenaar dueno$ dono$ ceo$ pdg$ vorstand director$ directors$ directora "
+        "directores$ directeur diretor "
         "amministratore_delegato compliance_officer responsable_conformite "
         "responsable_de_cumplimiento responsabile_compliance responsavel_de_conformidade "
         "compliance-beauftragt compliance_beauftragt on_behalf_of im_auftrag au_nom_de "
