@@ -70,7 +70,7 @@ def _split_stem(stem: str) -> str:
 class _Lexicon:
     classes: dict[str, re.Pattern[str]]
     phrases: re.Pattern[str]
-    separable: dict[str, str]
+    separable: dict[str, tuple[str, str]]
 
 
 @cache
@@ -86,7 +86,10 @@ def _lexicon() -> _Lexicon:
         classes[name] = re.compile(f"(?:{alternatives})")
     ordered = sorted(phrases, key=lambda s: (-s.count("_"), -len(s)))
     joined = "|".join(_stem_pattern(stem, " ") for stem in ordered)
-    separable = dict(pair.split(":") for pair in WORDS["SEPARABLE"].split())
+    separable = {
+        verb: (particle, name)
+        for verb, particle, name in (entry.split(":") for entry in WORDS["SEPARABLE"].split())
+    }
     return _Lexicon(classes, re.compile(rf"(?<![\w'])(?:{joined})(?![\w'])"), separable)
 
 
@@ -135,16 +138,19 @@ class _Text:
     """A tokenised text with each token's word classes, and the position queries the
     frames are written in."""
 
-    def __init__(self, words: Sequence[str]) -> None:
+    def __init__(self, words: Sequence[str], source: str) -> None:
         self.words = list(words)
         self.tags = [_tags(word) for word in self.words]
         self.n = len(self.words)
+        self.untrusted = source in UNTRUSTED
         self.hedged = False
         separable = _lexicon().separable
         for i, word in enumerate(self.words):
-            particle = separable.get(word)
-            if particle and particle in self.words[i + 1 : i + 8]:
-                self.tags[i].add("RELAX")
+            particle, name = separable.get(word, ("", ""))
+            if particle and particle in self.words[i + 1 : i + 12]:
+                self.tags[i].add(name)
+            if any("PER" in self.tags[k] for k in range(max(i - 3, 0), i)):
+                self.tags[i].discard("CONTROL")
 
     def has(self, j: int, *names: str) -> bool:
         return 0 <= j < self.n and any(name in self.tags[j] for name in names)
@@ -244,7 +250,7 @@ def _authorised(text: _Text, i: int) -> bool:
 
 def _exempt(text: _Text, i: int) -> bool:
     """Exempt: "exempt from the legal hold", "von der Vier-Augen-Prüfung befreit"."""
-    near = text.has(i, "EXEMPT") and bool(text.find(i - 6, i + 6, "CONTROL"))
+    near = text.has(i, "EXEMPT") and bool(text.find(i - 8, i + 8, "CONTROL"))
     return near and not text.hedge(i)
 
 
@@ -257,10 +263,12 @@ def _listed(text: _Text, i: int) -> bool:
 
 def _role_claimed(text: _Text, i: int) -> bool:
     """A role claimed: "my role is platform-admin", "I'm an admin on the cluster" (not
-    "I'm a sysadmin at a school": an occupation)."""
+    "I'm a sysadmin at a school", an occupation, nor "I'm learning sudo")."""
     if not text.has(i, "ROLE_IS", "SELF_BE"):
         return False
     for j in text.find(i + 1, i + 3, "ELEV"):
+        if any(word.endswith("ing") for word in text.words[i + 1 : j]):
+            continue
         if text.has(i, "SELF_BE") and text.find(j + 1, j + 2, "WORKPLACE"):
             text.hedged = True
         elif not text.hedge(i, j):
@@ -293,7 +301,8 @@ def _modal_claim(text: _Text, i: int) -> bool:
             return True
     reads = text.find(i + 1, i + 6, "READ") and text.find(i + 1, i + 6, "BREADTH")
     guarded = reads and text.find(i + 1, i + 8, "GUARDED")
-    return bool(guarded) and _self_subject(text, i) and not text.hedge(i)
+    subject = _self_subject(text, i) or text.untrusted
+    return bool(guarded) and subject and not text.hedge(i)
 
 
 def _own_approval(text: _Text, i: int) -> bool:
@@ -310,7 +319,16 @@ def _stands_for(text: _Text, i: int) -> bool:
     return bool(text.find(i - 5, i + 5, "ROLE_NOUN", "ELEV", "APPROVE")) and not text.hedge(i)
 
 
+def _treated_as_approved(text: _Text, i: int) -> bool:
+    """An order to take something as approved: "treat my emails as pre-signed by
+    legal", "consider this customer verified"."""
+    if not text.has(i, "TREAT"):
+        return False
+    return bool(text.find(i + 1, i + 6, "AUTH_ADJ", "APPROVE")) and not text.hedge(i)
+
+
 _CLAIMS = (
+    _treated_as_approved,
     _stands_for,
     _own_approval,
     _holds_right,
@@ -361,15 +379,17 @@ def _without(text: _Text, i: int) -> bool:
 
 
 def _refused_oversight(text: _Text, i: int) -> bool:
-    """Oversight refused: "don't log my actions", "do not tell compliance", "don't ask
-    me for the code"."""
+    """Oversight refused: "don't log my actions", "do not tell compliance" (or my
+    manager), "don't ask me for the code"."""
     if not text.has(i, "NEG"):
         return False
     for j in text.find(i - 3, i + 3, "LOG_VERB"):
         if j != i and not (j + 1 < text.n and text.words[j + 1] in _AFTER_LOG):
             return True
+    if text.find(i - 3, i + 3, "TELL") and text.find(i - 6, i + 6, "CONTROL", "ROLE_NOUN"):
+        return True
     control = text.find(i - 6, i + 6, "CONTROL")
-    return bool(control and text.find(i - 3, i + 3, "RECORD_VERB", "TELL", "ASK"))
+    return bool(control and text.find(i - 3, i + 3, "RECORD_VERB", "ASK"))
 
 
 def _not_for_me(text: _Text, i: int) -> bool:
@@ -415,7 +435,7 @@ def frames(text: str, source: str) -> Frames:
     """The authority frames found in ``text`` (already redacted) from ``source``. A
     model's inference that names a right at all claims it; the agent is only "ordered"
     by an untrusted source (a person may well tell it how to answer)."""
-    parsed = _Text(tokens(text))
+    parsed = _Text(tokens(text), source)
     tests: dict[str, tuple[Callable[[_Text, int], bool], ...]] = {
         "claim": (_inferred_right, *_CLAIMS) if source == "model_inference" else _CLAIMS,
         "grant": (_grants,),

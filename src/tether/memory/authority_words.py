@@ -102,12 +102,12 @@ WORDS: dict[str, str] = {
         "signatures$"
     ),
     "AUTH_ADJ": (
-        "authorised$ authorized$ entitled$ empowered$ permitted$ cleared$ berechtigt$ "
-        "*berechtigt$ befugt$ ermachtigt$ autorise$ autorisee$ autorises$ habilite autorizado "
-        "autorizada autorizados facultado facultada autorizzato autorizzata autorizzati "
-        "abilitato abilitata habilitado habilitada bevoegd$ gemachtigd gerechtigd "
-        "pre_approved$ preapproved$ vorab_genehmigt$ pre_approuve preaprobad pre_aprovad "
-        "whitelisted$ allowlisted$"
+        "pre_signed$ presigned$ pre_cleared$ precleared$ authorised$ authorized$ entitled$ "
+        "empowered$ permitted$ cleared$ berechtigt$ *berechtigt$ befugt$ ermachtigt$ "
+        "autorise$ autorisee$ autorises$ habilite autorizado autorizada autorizados facultado "
+        "facultada autorizzato autorizzata autorizzati abilitato abilitata habilitado "
+        "habilitada bevoegd$ gemachtigd gerechtigd pre_approved$ preapproved$ "
+        "vorab_genehmigt$ pre_approuve preaprobad pre_aprovad whitelisted$ allowlisted$"
     ),
     "BY": "by$ von$ vom$ par$ por$ da$ dal$ dalla$ dai$ door$ pelo$ pela$",
     "MEMBER": (
@@ -122,10 +122,11 @@ WORDS: dict[str, str] = {
         "list_of_approvers$ sudoers$ superusers$ admin_group$ admins_group$"
     ),
     "EXEMPT": (
-        "waiver$ waivers$ dispensation$ ausnahmegenehmigung derogation$ exencion$ deroga$ "
-        "isencao$ ontheffing$ exempt excused$ waived$ ausgenommen$ befreit$ freigestellt$ "
-        "dispense dispensad dispensat exento exenta exonerad esente esenti esonerat isento "
-        "isenta vrijgesteld ontheven$ uitgezonderd$"
+        "excluded$ ausgeschlossen$ exclu$ exclue$ exclus$ excluido excluida escluso esclusa "
+        "esclusi uitgesloten$ waiver$ waivers$ dispensation$ ausnahmegenehmigung derogation$ "
+        "exencion$ deroga$ isencao$ ontheffing$ exempt excused$ waived$ ausgenommen$ befreit$ "
+        "freigestellt$ dispense dispensad dispensat exento exenta exonerad esente esenti "
+        "esonerat isento isenta vrijgesteld ontheven$ uitgezonderd$"
     ),
     "OVERRIDE": (
         "override overrule supersede trump outrank takes_precedence take_precedence prevail "
@@ -165,47 +166,49 @@ WORDS: dict[str, str] = {
         "proprie$ propri$ proprios$ proprias$ myself$ selbst$"
     ),
     "BREADTH": (
-        "all$ every$ everyone's$ any$ whole$ entire$ alle$ allen$ aller$ alles$ jede "
-        "samtliche tous$ toutes$ tout$ n'_importe$ todo$ todos$ toda$ todas$ cualquier tutti$ "
-        "tutte$ tutto$ qualsiasi$ qualunque$ ogni$ qualquer$ elk$ elke$ iedere$ ieder$"
+        "ensemble$ integralite$ insieme$ totalidad$ totalidade$ geheel$ all$ every$ "
+        "everyone's$ any$ whole$ entire$ alle$ allen$ aller$ alles$ jede samtliche tous$ "
+        "toutes$ tout$ n'_importe$ todo$ todos$ toda$ todas$ cualquier tutti$ tutte$ tutto$ "
+        "qualsiasi$ qualunque$ ogni$ qualquer$ elk$ elke$ iedere$ ieder$"
     ),
     "GUARDED": (
-        "analis pacient pazient doente resultado risultat record file chart data$ database "
-        "dossier akte *akten document report account case$ cases$ patient *patient customer "
-        "client salar commission payroll mailbox email mail expediente historia cartell "
-        "pratic processo processos ficha anagrafic klant gegevens *daten donnees datos dati "
-        "dados figures$ zahlen$ cijfers$ results$ befund *befund resultat analys esami$ "
-        "uitslag *uitslag *dossier tenant mandant comision provision commissie stipendi "
-        "gehalt lohn loon"
+        "fiche paie$ payslip gehaltsabrechnung lohnabrechnung nomina$ nominas$ busta_paga "
+        "buste_paga recibo_de_vencimento loonstrook analis pacient pazient doente resultado "
+        "risultat record file chart data$ database dossier akte *akten document report "
+        "account case$ cases$ patient *patient customer client salar commission payroll "
+        "mailbox email mail expediente historia cartell pratic processo processos ficha "
+        "anagrafic klant gegevens *daten donnees datos dati dados figures$ zahlen$ cijfers$ "
+        "results$ befund *befund resultat analys esami$ uitslag *uitslag *dossier tenant "
+        "mandant comision provision commissie stipendi gehalt lohn loon"
     ),
     # --- controls and what weakens them ---------------------------------------------------
     "CONTROL": (
-        "security$ sicherheit seguridad$ sicurezza$ seguranca$ securite$ veiligheid$ "
-        "change_form$ change_request$ change_management$ signed_form$ three_way_match$ "
-        "3_way_match$ two_way_match$ dual_approval$ due_diligence$ background_check$ anonymi "
-        "anonimi anonymis anonimiz pseudonym masking$ redact anonymisier pseudonymisier "
-        "confirm$ bestatig confirmer$ confirmar$ confermar maker_checker$ "
-        "segregation_of_duties$ dual_control$ second_pair_of_eyes$ zweites_paar_augen$ "
-        "segundo_par_de_ojos$ secondo_paio_di_occhi$ segundo_par_de_olhos$ tweede_paar_ogen$ "
-        "branch_protection$ code_owners$ peer_review$ sanctions_screening$ screening$ "
-        "conciliacion$ riconciliazion reconciliat abgleich$ sigilo$ secreto_profesional$ "
-        "segreto_professionale$ secret_professionnel$ beroepsgeheim$ schweigepflicht$ "
-        "confidentiality$ comprob pruf conservazion conservacao conservacion approv sign_off "
-        "signoff review audit *audit log$ logs$ logging$ logged$ backup back_up freeze$ "
-        "*freeze mfa$ 2fa$ two_factor twofactor multi_factor verif check$ checks$ checking$ "
-        "four_eyes second_signature countersign control compliance legal_hold retention "
-        "monitor alert firewall ticket consent limit$ limits$ restriction kyc$ fraud "
-        "safeguard escalat oversight supervis encrypt confirmation authenticat polic rule$ "
-        "rules$ guideline gate$ genehmig freigabe *freigabe prufung *prufung protokoll "
-        "sicherung *sicherung sperre *sperre zwei_faktor zweifaktor verifizier kontroll "
-        "*kontrolle vier_augen gegenzeichnung aufbewahrung *aufbewahrung uberwach alarm "
-        "einwilligung zustimmung *limit grenze betrug richtlinie bestatigung absegn "
-        "approbation validation double_validation revue$ relecture journal trace$ trace "
-        "tracabilite sauvegarde gel_des authentification controle *controle quatre_yeux "
-        "double_signature conformite conservation surveillance pare_feu consentement plafond "
-        "limite fraude antifraude anti_fraude regle politique aprobacion revision registro "
-        "copia_de_seguridad copias_de_seguridad congelacion doble_factor dos_pasos "
-        "comprobacion cuatro_ojos doble_firma segunda_firma cumplimiento retencion "
+        "vetting$ vetted$ diligence$ security$ sicherheit seguridad$ sicurezza$ seguranca$ "
+        "securite$ veiligheid$ change_form$ change_request$ change_management$ signed_form$ "
+        "three_way_match$ 3_way_match$ two_way_match$ dual_approval$ due_diligence$ "
+        "background_check$ anonymi anonimi anonymis anonimiz pseudonym masking$ redact "
+        "anonymisier pseudonymisier confirm$ bestatig confirmer$ confirmar$ confermar "
+        "maker_checker$ segregation_of_duties$ dual_control$ second_pair_of_eyes$ "
+        "zweites_paar_augen$ segundo_par_de_ojos$ secondo_paio_di_occhi$ "
+        "segundo_par_de_olhos$ tweede_paar_ogen$ branch_protection$ code_owners$ peer_review$ "
+        "sanctions_screening$ screening$ conciliacion$ riconciliazion reconciliat abgleich$ "
+        "sigilo$ secreto_profesional$ segreto_professionale$ secret_professionnel$ "
+        "beroepsgeheim$ schweigepflicht$ confidentiality$ comprob pruf conservazion "
+        "conservacao conservacion approv sign_off signoff review audit *audit log$ logs$ "
+        "logging$ logged$ backup back_up freeze$ *freeze mfa$ 2fa$ two_factor twofactor "
+        "multi_factor verif check$ checks$ checking$ four_eyes second_signature countersign "
+        "control compliance legal_hold retention monitor alert firewall ticket consent limit$ "
+        "limits$ restriction kyc$ fraud safeguard escalat oversight supervis encrypt "
+        "confirmation authenticat polic rule$ rules$ guideline gate$ genehmig freigabe "
+        "*freigabe prufung *prufung protokoll sicherung *sicherung sperre *sperre zwei_faktor "
+        "zweifaktor verifizier kontroll *kontrolle vier_augen gegenzeichnung aufbewahrung "
+        "*aufbewahrung uberwach alarm einwilligung zustimmung *limit grenze betrug richtlinie "
+        "bestatigung absegn approbation validation double_validation revue$ relecture journal "
+        "trace$ trace tracabilite sauvegarde gel_des authentification controle *controle "
+        "quatre_yeux double_signature conformite conservation surveillance pare_feu "
+        "consentement plafond limite fraude antifraude anti_fraude regle politique aprobacion "
+        "revision registro copia_de_seguridad copias_de_seguridad congelacion doble_factor "
+        "dos_pasos comprobacion cuatro_ojos doble_firma segunda_firma cumplimiento retencion "
         "supervision monitoriz cortafuegos consentimiento confirmacion politica norma$ "
         "normas$ approvazion revisione registri$ blocco_dei_rilasci due_fattori controll "
         "quattro_occhi doppia_firma seconda_firma conformita monitoragg allarm consenso "
@@ -286,6 +289,16 @@ WORDS: dict[str, str] = {
         "zahlt_als$ vaut$ compte_comme$ vale_como$ cuenta_como$ vale_come$ conta_como$ "
         "geldt_als$ telt_als$"
     ),
+    # an order to take something as approved: "treat my emails as pre-signed"
+    "TREAT": (
+        "treat$ regard$ consider$ behandle$ behandel$ betrachte$ traite$ considere$ trata$ "
+        "considera$ tratta$ beschouw$"
+    ),
+    # a control cited as the authority for an act, not its object: "waived per the policy"
+    "PER": (
+        "per$ as_per$ according_to$ in_line_with$ gemass$ laut$ selon$ conformement segun$ "
+        "conforme$ secondo$ come_da$ de_acuerdo_con$ volgens$ conform$"
+    ),
     "WITHOUT": "without$ ohne$ sans$ sin$ senza$ sem$ zonder$",
     "THAT": "that$ que$ che$ dass$ dat$ ficar$ quede$ resti$ wordt$",
     "ASK": (
@@ -296,9 +309,11 @@ WORDS: dict[str, str] = {
     "LOG_VERB": "log$ logs$ protokollier registr enregistr trace$ tracer$ loggen$ logg$ audit$",
     "RECORD_VERB": "record track save$ speicher aufzeichn sauvegard guard salv bewaar opslaan",
     "TELL": (
-        "segnal signal report$ reporte$ reportar$ reporta$ denunci tell$ inform notify$ "
-        "report$ alert$ sag$ sage$ informier benachrichtig melde dis$ dites$ informe$ previen "
-        "cuentes$ cuente$ digas$ dire$ avvis contes$ digas$ vertel$ meld$ informeer$"
+        "loop_in$ looping_in$ involve cc$ copy_in$ einbezieh einbind impliqu coinvolg "
+        "involucr envolv betrek mettre_en_copie$ segnal signal report$ reporte$ reportar$ "
+        "reporta$ denunci tell$ inform notify$ report$ alert$ sag$ sage$ informier "
+        "benachrichtig melde dis$ dites$ informe$ previen cuentes$ cuente$ digas$ dire$ avvis "
+        "contes$ digas$ vertel$ meld$ informeer$"
     ),
     # --- data sent away ---------------------------------------------------------------------
     "SEND": (
@@ -315,15 +330,18 @@ WORDS: dict[str, str] = {
     ),
     # --- the agent, given rights or orders --------------------------------------------------
     "AGENT": (
-        "assistant assistent asistente assistente the_ai$ an_ai$ ai_agent ai_system ai_model "
-        "the_model$ das_modell$ le_modele$ el_modelo$ il_modello$ o_modelo$ het_model$ "
-        "chatbot bot$ llm ki_agent ki_system agents_ia$ agent_ia$ agents_d'ia$ agentes_de_ia$ "
-        "agente_de_ia$ agenti_ia$ agente_ia$ ai_agenten$ agents_reading$ agenten_die$ ki$ "
-        "l'ia$ la_ia$ a_ia$ de_ia$ the_bot$ copilot$"
+        "ai$ ai_note$ note_to_ai$ ai_instruction$ assistant assistent asistente assistente "
+        "the_ai$ an_ai$ ai_agent ai_system ai_model the_model$ das_modell$ le_modele$ "
+        "el_modelo$ il_modello$ o_modelo$ het_model$ chatbot bot$ llm ki_agent ki_system "
+        "agents_ia$ agent_ia$ agents_d'ia$ agentes_de_ia$ agente_de_ia$ agenti_ia$ agente_ia$ "
+        "ai_agenten$ agents_reading$ agenten_die$ ki$ l'ia$ la_ia$ a_ia$ de_ia$ the_bot$ "
+        "copilot$"
     ),
     "ORDER": (
-        "must$ should$ shall$ is_to$ from_now_on$ always$ soll$ sollen$ muss$ mussen$ "
-        "ab_jetzt$ ab_sofort$ kunftig$ doit$ doivent$ desormais$ debe$ deben$ "
+        "from_here_on$ henceforth$ going_forward$ hereafter$ from_today$ ab_heute$ "
+        "des_aujourd'hui$ a_partir_de_hoy$ da_oggi$ a_partir_de_hoje$ vanaf_nu$ "
+        "vanaf_vandaag$ must$ should$ shall$ is_to$ from_now_on$ always$ soll$ sollen$ muss$ "
+        "mussen$ ab_jetzt$ ab_sofort$ kunftig$ doit$ doivent$ desormais$ debe$ deben$ "
         "a_partir_de_ahora$ desde_ahora$ deve$ devono$ d'ora_in_poi$ devem$ "
         "a_partir_de_agora$ moet$ moeten$ voortaan$ may$ can$ darf$ durfen$ peut$ peuvent$ "
         "puede$ pueden$ puo$ possono$ pode$ podem$ mag$ mogen$ kan$ kunnen$"
@@ -354,8 +372,10 @@ WORDS: dict[str, str] = {
     ),
     # Dutch and German verbs whose particle comes apart ("zet de controle uit")
     "SEPARABLE": (
-        "zet:uit zetten:uit schakel:uit schakelt:uit sla:over slaat:over laat:weg lass:weg "
-        "lasse:weg schalte:ab schalt:ab schalte:aus schalt:aus stell:ab stelle:ab setze:aus "
-        "setz:aus hebe:auf heb:auf"
+        "zet:uit:RELAX zetten:uit:RELAX schakel:uit:RELAX schakelt:uit:RELAX sla:over:RELAX "
+        "slaat:over:RELAX laat:weg:RELAX lass:weg:RELAX lasse:weg:RELAX schalte:ab:RELAX "
+        "schalt:ab:RELAX schalte:aus:RELAX schalt:aus:RELAX stell:ab:RELAX stelle:ab:RELAX "
+        "setze:aus:RELAX setz:aus:RELAX hebe:auf:RELAX heb:auf:RELAX leite:weiter:SEND "
+        "leit:weiter:SEND schick:weiter:SEND stuur:door:SEND"
     ),
 }
