@@ -40,6 +40,7 @@ _ARTICLES = frozenset(
     | {"eine", "meine", "el", "los", "las", "una", "mis", "il", "lo", "gli", "i", "o", "os"}
     | {"as", "um", "uma", "meus", "minhas", "de", "het", "een", "mijn"}
 )
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 _TO = frozenset({"to", "zu", "a", "para", "per", "om", "pour", "for", "fur", "te", "ad"})
 _AFTER_LOG = frozenset({"out", "in", "off", "on"})
 _ONE_LETTER_WORDS = frozenset("aioey")
@@ -94,8 +95,10 @@ def _lexicon() -> _Lexicon:
 
 
 def tokens(text: str) -> list[str]:
-    """The normalised words of ``text``, the lexicon's phrases joined by ``_``."""
-    plain = _ELISION.sub(r"\1' ", normalise(text)).replace(":", " ")
+    """The normalised words of ``text``, the lexicon's phrases joined by ``_``. A number
+    is one word ("9"): normalising look-alikes would read "10,000" as "io ooo"."""
+    plain = normalise(_NUMBER.sub(" 9 ", text))
+    plain = _ELISION.sub(r"\1' ", plain).replace(":", " ")
     plain = _lexicon().phrases.sub(lambda m: m.group(0).replace(" ", "_"), plain)
     return plain.split()
 
@@ -369,7 +372,7 @@ def _without(text: _Text, i: int) -> bool:
     """An act without its control: "without a ticket", "sans que ce soit tracé",
     "approve it without asking my manager" (not "no refund without approval": a
     requirement)."""
-    if not text.has(i, "WITHOUT") or text.find(i - 6, i - 1, "NEG"):
+    if not text.has(i, "WITHOUT") or text.find(i - 8, i - 1, "NEG"):
         return False
     reach = 5 if text.has(i + 1, "THAT") else 3
     if text.find(i, i + reach, "CONTROL", "LOG_VERB"):
