@@ -54,7 +54,7 @@ _LOOKALIKES = str.maketrans(
         "$": "s",
     }
 )
-_SPACED = re.compile(r"\b(?:\w ){3,}\w\b")
+_SPACED = re.compile(r"(?<![\w'])(?:\w ){3,}\w\b")
 _EMPHASIS = re.compile(r"[_*~`]+")
 _DOTTED = re.compile(r"\b(?:\w[.\-·]){2,}\w\b")
 

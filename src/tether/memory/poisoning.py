@@ -2,8 +2,14 @@
 the agent once it is remembered. The write policy's ``instruction_like`` rule asks
 :func:`assess` and holds (or refuses) what it flags.
 
-Four signals, each named in the decision so a reviewer sees why a proposal was held:
+Five signals, each named in the decision so a reviewer sees why a proposal was held:
 
+- ``authority_frame``: a right claimed or given, a control relaxed, data sent away or
+  (from an untrusted source) the agent ordered, found by the frames of
+  :mod:`tether.memory.authority`; a memory never grants authority, whatever its source.
+  The frames also hedge the others: a text that speaks of authority only as denied or
+  restricted ("I'm not an admin", "only the release manager may approve") is not held
+  on a word-level signal alone;
 - ``pattern``: the fixed instruction patterns of :mod:`tether.memory.injection`;
 - ``lexicon``: the multilingual categories alone make a claim (a right claimed or granted),
   a bypass (a control weakened), an order to the agent or data sent away;
@@ -43,6 +49,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from tether.memory.authority import frames
 from tether.memory.injection import looks_like_instruction, normalise
 
 MODEL_FILE = "poisoning_model.json"
@@ -170,7 +177,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
     # roles that carry authority (weak alone: an occupation is no claim)
     "role": _stems(
         "admin administrat amministrat beheerder owner$ proprietaire proprietari "
-        "eigentumer eigenaar dueno$ dono$ ceo$ pdg$ vorstand director directeur diretor "
+        "eigentumer eigenaar dueno$ dono$ ceo$ pdg$ vorstand director$ directors$ directora "
+        "directores$ directeur diretor "
         "amministratore_delegato compliance_officer responsable_conformite "
         "responsable_de_cumplimiento responsabile_compliance responsavel_de_conformidade "
         "compliance-beauftragt compliance_beauftragt on_behalf_of im_auftrag au_nom_de "
@@ -291,7 +299,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
     # sending data away
     "exfiltrate": _stems(
-        "forward_all forward_every weiterleit transfer reenvi inoltr reencaminh "
+        "forward_all forward_every weiterleit reenvi inoltr reencaminh "
         "doorstur send_a_copy schick_eine envoie_une envia_una invia_una envia_uma "
         "stuur_een share_customer gib_kundendaten partage_les comparte_los "
         "condividi_i partilha_os deel_klant to_an_outside an_eine_externe "
@@ -325,24 +333,30 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+_STEERING = frozenset({"agent", "weaken", "exfiltrate", "directive"})
+"""Categories a denial or "only" does not excuse: an order, a bypass, data sent away (a
+control kept or tightened excuses an order: "always anonymise the data")."""
 """With ``privilege``, what makes a text a claim or a grant rather than a mention."""
 
 
 @dataclass(frozen=True)
 class Assessment:
     """What the detector found: the signals that fired (empty: nothing), the lexicon's
-    categories, the classifiers' probabilities (``None`` where a signal did not run)."""
+    categories, the classifiers' probabilities (``None`` where a signal did not run), and
+    the authority frames that fired."""
 
     signals: tuple[str, ...]
     categories: tuple[str, ...]
     classifier: float
     embedding: float | None
     pattern: str | None
+    frames: tuple[str, ...] = ()
 
     @property
     def privilege(self) -> bool:
         """Whether the text speaks of someone's authority (roles, permissions, rights)."""
-        return "privilege" in self.categories or "role" in self.categories
+        named = "privilege" in self.categories or "role" in self.categories
+        return named or "claim" in self.frames or "grant" in self.frames
 
 
 def categories(plain: str) -> tuple[str, ...]:
@@ -463,7 +477,8 @@ def assess(
     plain = normalise(text)
     found = categories(plain)
     weights = model()
-    signals: list[str] = []
+    framed = frames(text, source)
+    signals: list[str] = ["authority_frame"] if framed.fired else []
     pattern = looks_like_instruction(text)
     if pattern is not None:
         signals.append("pattern")
@@ -481,4 +496,7 @@ def assess(
         semantic = weights.embedded(vector, source)
         if semantic >= weights.embedding_threshold:
             signals.append("embedding")
-    return Assessment(tuple(signals), found, score, semantic, pattern)
+    excused = framed.restricted and _STEERING.isdisjoint(found)
+    if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
+        signals = []
+    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired)

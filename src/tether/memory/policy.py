@@ -226,6 +226,8 @@ def instruction_like(review: Review) -> RuleResult | None:
     if not signals:
         return None
     fired = ", ".join(signals)
+    if found.frames:
+        fired += f"; frames: {', '.join(found.frames)}"
     if proposal.source_type is SourceType.MODEL_INFERENCE and found.privilege:
         return _result(
             "instruction_like",
