@@ -105,7 +105,7 @@ def list_entries(
         if json_output:
             print_json(entries)
             return
-        table = Table("#", "at", "actor", "action", id_column("target"), "subjects")
+        table = Table("#", "at", id_column("actor"), "action", id_column("target"), "subjects")
         for entry in entries:
             table.add_row(
                 str(entry.seq),
