@@ -126,7 +126,11 @@ def main() -> int:
     )
     console.print(
         "open the operator console on the demo database (needs the server extra: "
-        f"pip install 'tether[server]'):\n  tether serve --url {url}",
+        "pip install 'tether[server]'):\n"
+        f"  tether api-keys create olivia --tenant {TENANT} --as alice --url {url}"
+        "   # prints olivia's key, once\n"
+        f"  tether serve --url {url}\n"
+        "  then browse to http://127.0.0.1:8000/console and log in with that key",
         markup=False,
         highlight=False,
     )

@@ -343,6 +343,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "procedures.gate": _P.MAINTENANCE,
         # app.audit
         "audit.entries": _P.AUDIT_READ,
+        "audit.latest": _P.AUDIT_READ,
         "audit.verify": _P.MAINTENANCE,
         "audit.subject_hash": _P.MAINTENANCE,
         "audit.record_txn": _P.MAINTENANCE,

@@ -343,6 +343,8 @@ def test_an_older_databases_subject_key_moves_into_the_key_file(
     with database.raw() as raw:
         raw.execute("DELETE FROM tether_schema_versions WHERE component = 'core' AND version >= 2")
         raw.execute("DROP TABLE api_keys")  # core 0004's, to be made again
+        raw.execute("DROP INDEX audit_log_by_target")  # core 0005's
+        raw.execute("DROP INDEX audit_log_by_actor")
         raw.execute(
             "INSERT INTO tether_meta (key, value) VALUES ('subject_hash_key', ?)", [old_key.hex()]
         )
@@ -353,7 +355,12 @@ def test_an_older_databases_subject_key_moves_into_the_key_file(
     with database.raw() as raw:
         left = raw.execute("SELECT count(*) FROM tether_meta WHERE key = 'subject_hash_key'")
 
-    assert [(m.component, m.version) for m in applied] == [("core", 2), ("core", 3), ("core", 4)]
+    assert [(m.component, m.version) for m in applied] == [
+        ("core", 2),
+        ("core", 3),
+        ("core", 4),
+        ("core", 5),
+    ]
     assert read_key_file(tmp_path / "old.db.key").master == old_key
     assert subject_hash == hmac.new(old_key, b"acme\x00patient-1", hashlib.sha256).hexdigest()
     assert left == [(0,)]

@@ -94,6 +94,7 @@ RAW_TENANT_CALLS: dict[str, Any] = {
     "procedures.current": lambda app, t: app.procedures.current(t),
     "procedures.history": lambda app, t: app.procedures.history(t),
     "audit.entries": lambda app, t: app.audit.entries(t),
+    "audit.latest": lambda app, t: app.audit.latest(t),
     "tenants.principals": lambda app, t: app.tenants.principals(t),
 }
 

@@ -106,7 +106,7 @@ def test_snapshot_sees_a_schema_difference(
     migrate(empty_database)
     load_schema_sql(second_empty_database)
     with second_empty_database.raw() as raw:
-        raw.execute("CREATE INDEX audit_log_by_actor ON audit_log (tenant_id, actor_id)")
+        raw.execute("CREATE INDEX audit_log_extra ON audit_log (tenant_id, at)")
 
     assert snapshot(empty_database) != snapshot(second_empty_database)
 

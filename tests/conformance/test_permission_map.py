@@ -594,6 +594,7 @@ CASES: list[Case] = [
     Case("procedures.history", lambda a, w, t: a.procedures.history(w)),
     Case("procedures.render_for_context", lambda a, w, t: a.procedures.render_for_context(w)),
     Case("audit.entries", lambda a, w, t: a.audit.entries(w)),
+    Case("audit.latest", lambda a, w, t: a.audit.latest(w)),
     Case("tenants.principals", lambda a, w, t: a.tenants.principals(w)),
     Case("tenants.grant", lambda a, w, t: a.tenants.grant(w, "newcomer", ["viewer"])),
     Case("api_keys.create", lambda a, w, t: a.api_keys.create(w, STARTER, ["agent"])),

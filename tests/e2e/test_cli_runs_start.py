@@ -129,12 +129,23 @@ def test_tables_print_whole_ids_on_an_80_column_terminal(tmp_path: Path) -> None
     assert cli("worker", "--until-idle", **env).returncode == 0
     approval_id = cli("approvals", "ls", "--json", *_as("bob")).json()[0]["wait_id"]
 
-    runs, approvals = cli.many(
-        [["runs", "ls", *_as("bob")], ["approvals", "ls", *_as("bob")]], COLUMNS="80"
+    reviewer = "claims-reviewer-of-the-northern-region-night-shift-number-0042"
+    assert cli("principals", "add", reviewer, "-r", "viewer", *_as("alice")).returncode == 0
+
+    runs, approvals, trail, principals = cli.many(
+        [
+            ["runs", "ls", *_as("bob")],
+            ["approvals", "ls", *_as("bob")],
+            ["audit", "ls", *_as("bob")],
+            ["principals", "ls", *_as("alice")],
+        ],
+        COLUMNS="80",
     )
 
-    assert runs.returncode == 0 and approvals.returncode == 0
+    assert {runs.returncode, approvals.returncode, trail.returncode, principals.returncode} == {0}
     assert UUID.findall(runs.stdout) == [run_id]
     assert UUID.findall(approvals.stdout) == [approval_id, run_id]
+    assert run_id in UUID.findall(trail.stdout) and reviewer in trail.stdout
+    assert reviewer in principals.stdout
     shown = cli("approvals", "show", UUID.findall(approvals.stdout)[0], *_as("bob"))
     assert shown.returncode == 0 and run_id in shown.stdout

@@ -253,7 +253,7 @@ def test_rejecting_sends_the_run_down_its_reject_path(
 
     sam.go(f"/console/audit?run={run_id}")
     actions = listed(sam.page, "#entries tr.entry", "action")
-    assert actions == ["run.started", "approval.rejected"]
+    assert actions == ["approval.rejected", "run.started"]
     sam.shot("audit-of-run")
 
 

@@ -36,7 +36,10 @@ def test_the_demo_writes_every_section_of_the_report(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     said = " ".join(done.stdout.split())
-    assert f"tether serve --url sqlite:///{tmp_path / 'case-review.db'}" in said
+    database = f"sqlite:///{tmp_path / 'case-review.db'}"
+    assert f"tether api-keys create olivia --tenant acme --as alice --url {database}" in said
+    assert f"tether serve --url {database}" in said
+    assert "http://127.0.0.1:8000/console and log in with that key" in said
     assert "pip install 'tether[server]'" in said
 
     report = (tmp_path / "report.md").read_text(encoding="utf-8")

@@ -415,7 +415,7 @@ ENDPOINTS: list[Endpoint] = [
     E("GET", "/procedures/rendered", "procedures.render_for_context"),
     E("GET", "/procedures/history", "procedures.history"),
     E("POST", "/procedures", "procedures.publish", body=lambda t: {"documents": PROCEDURES}),
-    E("GET", "/audit", "audit.entries"),
+    E("GET", "/audit", "audit.latest"),
     E("GET", "/notes/{digest}", "notes.read", {"digest": "note"}),
     E("DELETE", "/notes/{digest}", "notes.erase", {"digest": "note"}, fresh=("note",), ok=204),
     E("GET", "/webhooks/allowlist", "webhooks.allowlist"),

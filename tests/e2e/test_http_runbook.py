@@ -163,5 +163,5 @@ def test_pause_resume_and_skip_land_in_the_events_and_the_trail(api: Api) -> Non
     assert types[-4:] == ["run.paused", "run.resumed", "run.paused", "node.skipped"]
     trail = api.call("GET", "ann", "/audit", target=f"run:{run_id}")
     actions = [entry["action"] for entry in trail.json()["items"]]
-    assert actions[1:] == ["run.paused", "run.resumed", "run.paused", "run.node_skipped"]
+    assert actions[:-1] == ["run.node_skipped", "run.paused", "run.resumed", "run.paused"]
     assert "the bank" not in trail.text

@@ -21,8 +21,13 @@ from tether.cli.main import app as cli_app
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 READS = {"ls", "show", "timeline", "handoff", "inbox", "recall", "history", "pending"}
 READS |= {"endpoints", "status", "verify", "check"}
+HEAVY = ("fastapi", "starlette", "uvicorn", "jinja2", "tether.server")
+HEAVY += ("mcp", "langgraph", "langchain_core", "tether.integrations")
+HEAVY += ("numpy", "sentence_transformers", "torch", "psycopg", "redis")
+"""The server, the integrations, the embedding model and the drivers: imported only by the
+command that uses them, when it runs."""
 NOT_LOADED_BY_HELP = ("tether.app", "tether.audit", "tether.storage", "tether.procedures")
-NOT_LOADED_BY_HELP += ("pydantic_settings",)
+NOT_LOADED_BY_HELP += ("pydantic_settings", *HEAVY)
 
 
 def commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -66,18 +71,34 @@ def test_every_read_takes_json() -> None:
         assert options & {"json_output", "json_mode"}, f"`tether {' '.join(path)}` lacks --json"
 
 
-def test_tether_help_imports_neither_the_library_nor_the_drivers() -> None:
+def help_of(*command: str, watched: tuple[str, ...]) -> tuple[str, list[str]]:
+    """``tether COMMAND --help`` in a fresh interpreter: what it printed, and which of the
+    ``watched`` modules it had imported by then."""
     source = str(Path(tether.__file__).resolve().parents[1])
     code = (
-        f"import sys; sys.path.insert(0, {source!r}); sys.argv = ['tether', '--help']\n"
+        f"import sys; sys.path.insert(0, {source!r})\n"
+        f"sys.argv = ['tether', *{list(command)!r}, '--help']\n"
         "from tether.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print('LOADED', *sorted(n for n in {NOT_LOADED_BY_HELP!r} if n in sys.modules))"
+        f"print('LOADED', *sorted(n for n in {watched!r} if n in sys.modules))"
     )
     shown = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout
+    return shown, shown.splitlines()[-1].split()[1:]
+
+
+def test_tether_help_imports_neither_the_library_nor_the_drivers() -> None:
+    shown, loaded = help_of(watched=NOT_LOADED_BY_HELP)
 
     for name in COMMANDS:
         assert name in shown
-    assert shown.splitlines()[-1] == "LOADED"
+    assert loaded == []
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp", "worker", "memory"])
+def test_the_server_and_integration_commands_help_imports_nothing_heavy(command: str) -> None:
+    shown, loaded = help_of(command, watched=HEAVY)
+
+    assert "Usage:" in shown
+    assert loaded == [], f"`tether {command} --help` imported {loaded}"

@@ -185,6 +185,42 @@ class AuditLog:
             rows = txn.list_audit_entries(tenant_id, after_seq=after_seq, limit=limit)
         return [AuditEntry.from_row(row) for row in rows]
 
+    def latest(
+        self,
+        principal: Principal,
+        *,
+        before_seq: int | None = None,
+        target: str | None = None,
+        actor_id: str | None = None,
+        action: str | None = None,
+        limit: int = 100,
+    ) -> list[AuditEntry]:
+        """The principal's tenant's entries newest first, as a reviewer reads a trail.
+
+        Args:
+            before_seq: continue a listing below this sequence number (the last entry's
+                ``seq`` of the previous page); pages neither repeat nor skip an entry.
+            target: only entries about this object (``run:<id>``, ``memory:<id>``…).
+            actor_id: only entries by this principal.
+            action: only this action (``run.cancelled``…).
+        """
+        authorize(principal, "audit.latest")
+        if before_seq is not None and before_seq < 1:
+            raise InvalidInput("before_seq must be an entry's sequence number (1 or more)")
+        if not 1 <= limit <= 10_000:
+            raise InvalidInput("limit must be between 1 and 10000")
+        tenant_id = principal.tenant_id
+        with self._storage.transaction(tenant_id, write=False) as txn:
+            rows = txn.list_audit_latest(
+                tenant_id,
+                before_seq=before_seq,
+                target=target or None,
+                actor_id=actor_id or None,
+                action=action or None,
+                limit=limit,
+            )
+        return [AuditEntry.from_row(row) for row in rows]
+
     def verify(self, tenant_id: str) -> VerifyReport:
         """Check the tenant's whole chain; the report names the first broken entry."""
         with self._storage.transaction(tenant_id, write=False) as txn:

@@ -15,8 +15,10 @@ from tether.cli._common import (
     acting,
     console,
     err_console,
+    id_column,
     open_app,
     print_json,
+    print_table,
     reporting,
 )
 from tether.clock import format_timestamp
@@ -103,7 +105,7 @@ def list_entries(
         if json_output:
             print_json(entries)
             return
-        table = Table("#", "at", "actor", "action", "target", "subjects")
+        table = Table("#", "at", id_column("actor"), "action", id_column("target"), "subjects")
         for entry in entries:
             table.add_row(
                 str(entry.seq),
@@ -113,4 +115,4 @@ def list_entries(
                 entry.target,
                 str(len(entry.subject_hashes)),
             )
-        console.print(table)
+        print_table(table)

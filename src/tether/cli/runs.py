@@ -28,7 +28,7 @@ from tether.cli._common import (
 )
 from tether.clock import format_timestamp
 from tether.errors import InvalidInput
-from tether.runs.models import JournalKind, WaitStatus
+from tether.runs.models import JournalKind, Wait, WaitStatus
 from tether.runs.stuck import StuckThresholds
 from tether.runs.worker import load_registry
 from tether.runs.workflow import Workflow, WorkflowRegistry
@@ -37,6 +37,8 @@ runs_app = typer.Typer(help="Start, inspect and operate runs.", no_args_is_help=
 approvals_app = typer.Typer(
     help="The approvals inbox: list, show, approve, reject.", no_args_is_help=True
 )
+
+_APPROVALS_PAGE = 1000
 
 RunId = Annotated[str, typer.Argument(help="Run id (a UUID).")]
 ApprovalId = Annotated[str, typer.Argument(help="Approval request id (a UUID).")]
@@ -360,16 +362,33 @@ def list_approvals(
     all_: Annotated[
         bool, typer.Option("--all", help="Include decided and expired requests.")
     ] = False,
+    after: Annotated[
+        str | None,
+        typer.Option(help="Continue after this approval id (the last one a page listed)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Most requests to show (default: every one).")
+    ] = None,
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Approval requests waiting for a decision (or all with --all)."""
+    """Approval requests waiting for a decision (or all with --all), oldest first: every
+    one, read a page at a time, or --limit of them after --after."""
     with reporting(json_output), open_app(url) as app:
-        waits = app.runs.waits(
-            acting(app, tenant, actor),
-            kind=JournalKind.APPROVAL,
-            status=None if all_ else WaitStatus.OPEN,
-        )
+        principal = acting(app, tenant, actor)
+        waits: list[Wait] = []
+        while limit is None or len(waits) < limit:
+            wanted = _APPROVALS_PAGE if limit is None else min(_APPROVALS_PAGE, limit - len(waits))
+            page = app.runs.waits(
+                principal,
+                kind=JournalKind.APPROVAL,
+                status=None if all_ else WaitStatus.OPEN,
+                after=waits[-1].wait_id if waits else after,
+                limit=wanted,
+            )
+            waits.extend(page)
+            if len(page) < wanted:
+                break
         if json_output:
             print_json(waits)
             return

@@ -14,8 +14,10 @@ from tether.cli._common import (
     UrlOption,
     acting,
     console,
+    id_column,
     open_app,
     print_json,
+    print_table,
     reporting,
 )
 from tether.clock import format_timestamp
@@ -59,7 +61,7 @@ def list_tenants(url: UrlOption = None, json_output: JsonOption = False) -> None
         if json_output:
             print_json(tenants)
             return
-        table = Table("tenant", "name", "created", "audit entries")
+        table = Table(id_column("tenant"), "name", "created", "audit entries")
         for tenant in tenants:
             table.add_row(
                 tenant.tenant_id,
@@ -67,7 +69,7 @@ def list_tenants(url: UrlOption = None, json_output: JsonOption = False) -> None
                 format_timestamp(tenant.created_at),
                 str(tenant.audit_entries),
             )
-        console.print(table)
+        print_table(table)
 
 
 @principals_app.command("add")
@@ -106,7 +108,7 @@ def list_principals(
         if json_output:
             print_json(records)
             return
-        table = Table("principal", "roles", "updated", "by")
+        table = Table(id_column("principal"), "roles", "updated", "by")
         for record in records:
             table.add_row(
                 record.principal_id,
@@ -114,7 +116,7 @@ def list_principals(
                 format_timestamp(record.updated_at),
                 record.updated_by,
             )
-        console.print(table)
+        print_table(table)
 
 
 @platform_app.command("add-admin")

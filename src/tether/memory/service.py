@@ -439,15 +439,21 @@ class Memory:
         *,
         memory_id: str | None = None,
         recalled_by: str | None = None,
+        before: str | None = None,
         limit: int = 100,
     ) -> list[RecallLogEntry]:
         """Who recalled what, newest first: the recalls that returned ``memory_id``, or
-        those made by ``recalled_by`` (the buffered log is written first)."""
+        those made by ``recalled_by`` (the buffered log is written first). ``before`` (the
+        last ``recall_id`` of the previous page) continues a listing."""
         authorize(principal, "memory.recalls")
         self._recall.flush()
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             rows = txn.list_memory_recalls(
-                principal.tenant_id, principal_id=recalled_by, memory_id=memory_id, limit=limit
+                principal.tenant_id,
+                principal_id=recalled_by,
+                memory_id=memory_id,
+                before_id=before,
+                limit=limit,
             )
         return [RecallLogEntry.from_row(row) for row in rows]
 

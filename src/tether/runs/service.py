@@ -43,7 +43,7 @@ from tether.runs.transitions import RunWriter
 from tether.runs.workflow import Workflow, WorkflowRegistry
 from tether.storage.base import Storage
 from tether.storage.stores import RunStore
-from tether.validation import guarded, one_of, rules
+from tether.validation import guarded, integer, one_of, rules
 
 MAX_PRIORITY = 1000
 """Priorities run from ``-MAX_PRIORITY`` to ``MAX_PRIORITY``; the default is 0."""
@@ -180,7 +180,7 @@ class Runs:
             run = self._writer.get_txn(txn, principal.tenant_id, run_id)
             return load_state_dict(txn, run)[0]
 
-    @rules(kind=one_of(JournalKind), status=one_of(WaitStatus))
+    @rules(kind=one_of(JournalKind), status=one_of(WaitStatus), limit=integer(1, 10_000))
     def waits(
         self,
         principal: Principal,
@@ -188,15 +188,25 @@ class Runs:
         kind: JournalKind | None = None,
         status: WaitStatus | None = WaitStatus.OPEN,
         run_id: str | None = None,
+        after: str | None = None,
+        newest_first: bool = False,
+        limit: int = 1000,
     ) -> list[Wait]:
+        """Questions and approval requests by the time they were asked, oldest first (or
+        ``newest_first``), a page of ``limit`` at a time: ``after`` (the last wait id of
+        the previous page) continues a listing, so pages neither repeat nor skip a wait."""
         authorize(principal, "runs.waits")
+        if after is not None:
+            after = str(parse_id(after, what="after"))
         with self._storage.transaction(principal.tenant_id, write=False) as txn:
             return txn.list_waits(
                 principal.tenant_id,
                 kind=JournalKind(kind).value if kind else None,
                 status=WaitStatus(status).value if status else None,
                 run_id=run_id,
-                limit=1000,
+                after_wait_id=after,
+                newest_first=newest_first,
+                limit=limit,
             )
 
     def wait(self, principal: Principal, wait_id: str) -> Wait:

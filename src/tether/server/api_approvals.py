@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import NotFound
 from tether.runs.models import JournalKind, Run, Wait, WaitStatus
 from tether.server.auth import Caller, TetherApp
-from tether.server.pagination import Cursor, Limit, Page, paginate
+from tether.server.pagination import Cursor, Limit, Page, page_of, text_after
 from tether.server.problems import COMMON_ERRORS, error_responses
 
 router = APIRouter(tags=["approvals"], responses=COMMON_ERRORS)
@@ -31,11 +31,18 @@ def list_approvals(
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> Page[Wait]:
-    """Approval requests across the tenant's runs, oldest first: each with the proposed
-    action, rationale, evidence, risk, alternatives and what happens on approve and on
-    reject (`request`). Needs `runs.read`."""
-    waits = app.runs.waits(caller, kind=JournalKind.APPROVAL, status=status, run_id=run_id)
-    return paginate(waits, lambda wait: wait.wait_id, cursor=cursor, limit=limit)
+    """Every approval request across the tenant's runs, oldest first, a page at a time:
+    each with the proposed action, rationale, evidence, risk, alternatives and what
+    happens on approve and on reject (`request`). Needs `runs.read`."""
+    waits = app.runs.waits(
+        caller,
+        kind=JournalKind.APPROVAL,
+        status=status,
+        run_id=run_id,
+        after=text_after(cursor),
+        limit=limit + 1,
+    )
+    return page_of(waits, lambda wait: wait.wait_id, limit=limit)
 
 
 @router.get("/approvals/{approval_id}", summary="Get an approval request", response_model=Wait)

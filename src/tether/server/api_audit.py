@@ -10,13 +10,10 @@ from pydantic import BaseModel
 
 from tether.audit.log import AuditEntry
 from tether.server.auth import Caller, TetherApp
-from tether.server.pagination import Cursor, Limit, Page, after_number, encode_cursor
+from tether.server.pagination import Cursor, Limit, Page, after_number, page_of
 from tether.server.problems import COMMON_ERRORS
 
 router = APIRouter(tags=["audit"], responses=COMMON_ERRORS)
-
-_SCAN_BATCH = 1000
-_SCAN_MOST = 20
 
 
 @router.get("/audit", summary="The audit trail", response_model=Page[AuditEntry])
@@ -24,7 +21,8 @@ def list_entries(
     app: TetherApp,
     caller: Caller,
     action: Annotated[
-        str | None, Query(max_length=200, description="Only this action (e.g. run.cancelled).")
+        str | None,
+        Query(max_length=200, description="Only entries of this action (run.cancelled…)."),
     ] = None,
     actor: Annotated[
         str | None, Query(max_length=200, description="Only entries by this principal.")
@@ -36,28 +34,14 @@ def list_entries(
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> Page[AuditEntry]:
-    """The tenant's audit trail in order: who did what to which object, when (recalls
-    included: who recalled which memories). Subjects appear only as keyed hashes. Needs
-    `audit.read` (approver, operator, admin)."""
-    after = after_number(cursor)
-    found: list[AuditEntry] = []
-    finished = False
-    for _ in range(_SCAN_MOST):
-        batch = app.audit.entries(caller, after_seq=after, limit=_SCAN_BATCH)
-        for entry in batch:
-            after = entry.seq
-            if (
-                (action is None or entry.action == action)
-                and (actor is None or entry.actor_id == actor)
-                and (target is None or entry.target == target)
-            ):
-                found.append(entry)
-                if len(found) == limit:
-                    break
-        finished = len(batch) < _SCAN_BATCH and len(found) < limit
-        if finished or len(found) == limit:
-            break
-    return Page[AuditEntry](items=found, next_cursor=None if finished else encode_cursor(after))
+    """The tenant's audit trail, newest first: who did what to which object, when (recalls
+    are in `/memory/recalls`: who recalled which memories). Subjects appear only as keyed
+    hashes. Needs `audit.read` (approver, operator, admin)."""
+    before = after_number(cursor) or None
+    entries = app.audit.latest(
+        caller, before_seq=before, target=target, actor_id=actor, action=action, limit=limit + 1
+    )
+    return page_of(entries, lambda entry: entry.seq, limit=limit)
 
 
 NoteDigest = Annotated[

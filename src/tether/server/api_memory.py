@@ -12,7 +12,7 @@ from tether.errors import InvalidInput
 from tether.memory.models import MemoryKind, MemoryProposal, MemoryRecord, PolicyDecision, Scope
 from tether.memory.recall import RecallLogEntry, RecallResult
 from tether.server.auth import Caller, TetherApp
-from tether.server.pagination import Cursor, Limit, Page, paginate
+from tether.server.pagination import Cursor, Limit, Page, page_of, paginate, text_after
 from tether.server.problems import COMMON_ERRORS, error_responses
 
 router = APIRouter(tags=["memory"], responses=COMMON_ERRORS)
@@ -139,7 +139,7 @@ def pending(
     return paginate(records, lambda record: record.memory_id, cursor=cursor, limit=limit)
 
 
-@router.get("/memory/recalls", summary="Who recalled what", response_model=list[RecallLogEntry])
+@router.get("/memory/recalls", summary="Who recalled what", response_model=Page[RecallLogEntry])
 def recalls(
     app: TetherApp,
     caller: Caller,
@@ -149,12 +149,20 @@ def recalls(
     recalled_by: Annotated[
         str | None, Query(max_length=63, description="Only recalls by this principal.")
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=1000, description="Most recalls to list.")] = 100,
-) -> list[RecallLogEntry]:
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> Page[RecallLogEntry]:
     """The recall log, newest first: who recalled, when, a digest of the query (never its
     text), the scopes searched and the memories returned. Needs `audit.read` (approver,
     operator, admin)."""
-    return app.memory.recalls(caller, memory_id=memory_id, recalled_by=recalled_by, limit=limit)
+    found = app.memory.recalls(
+        caller,
+        memory_id=memory_id,
+        recalled_by=recalled_by,
+        before=text_after(cursor),
+        limit=limit + 1,
+    )
+    return page_of(found, lambda recall: recall.recall_id, limit=limit)
 
 
 @router.get("/memory/{memory_id}", summary="Get a memory", response_model=MemoryRecord)

@@ -31,7 +31,14 @@ from tether.runs.service import MAX_PRIORITY
 from tether.runs.stuck import StuckRun
 from tether.runs.workflow import WorkflowRegistry
 from tether.server.auth import Caller, TetherApp
-from tether.server.pagination import Cursor, Limit, Page, decode_cursor, paginate
+from tether.server.pagination import (
+    Cursor,
+    Limit,
+    Page,
+    page_of,
+    paginate,
+    text_after,
+)
 from tether.server.problems import COMMON_ERRORS, error_responses
 
 router = APIRouter(tags=["runs"], responses=COMMON_ERRORS)
@@ -140,19 +147,15 @@ def list_runs(
 ) -> Page[Run]:
     """The tenant's runs, newest first (by id: creation order), filtered by status,
     workflow and age. Needs `runs.read` (every role)."""
-    before = decode_cursor(cursor) if cursor is not None else None
-    if before is not None and not isinstance(before, str):
-        raise InvalidInput("cursor is not one this list gave: pass `next_cursor` unchanged")
     query = RunQuery(
         status=status,
         workflow=workflow,
         created_after=created_after,
         created_before=created_before,
-        before=before,
+        before=text_after(cursor),
         limit=limit + 1,
     )
-    runs = app.runs.page(caller, query)
-    return paginate(runs, lambda run: run.run_id, cursor=None, limit=limit, descending=True)
+    return page_of(app.runs.page(caller, query), lambda run: run.run_id, limit=limit)
 
 
 @router.get("/runs/stuck", summary="List stuck runs", response_model=list[StuckRun])
@@ -300,8 +303,10 @@ def list_waits(
 ) -> Page[Wait]:
     """Open questions (or resolved ones, with `status`) across the tenant's runs, oldest
     first. Needs `runs.read`."""
-    waits = app.runs.waits(caller, kind=kind, status=status, run_id=run_id)
-    return paginate(waits, lambda wait: wait.wait_id, cursor=cursor, limit=limit)
+    waits = app.runs.waits(
+        caller, kind=kind, status=status, run_id=run_id, after=text_after(cursor), limit=limit + 1
+    )
+    return page_of(waits, lambda wait: wait.wait_id, limit=limit)
 
 
 @router.get("/waits/{wait_id}", summary="Get a wait", response_model=Wait)

@@ -37,6 +37,7 @@ from tether.server import (
 from tether.server.auth import TetherApp
 from tether.server.console.site import mount_console
 from tether.server.problems import PROBLEM_JSON, BodyLimit, Problem, install_problem_handlers
+from tether.server.reference import add_reference
 
 API_PREFIX = "/api/v1"
 API_ROUTERS = (
@@ -62,6 +63,7 @@ _GRAPH_STORE = "TetherStore, in the graph's own process; its items are memories:
 NOT_OVER_HTTP: MappingProxyType[str, str] = MappingProxyType(
     {
         "runs.all": "GET /runs (runs.page) lists the same runs, filtered and paginated",
+        "audit.entries": "GET /audit (audit.latest) lists the same entries, newest first",
         "threads.append": "POST /threads/{id}/turns appends one turn or many",
         "threads.last_turns": "GET /threads/{id}/tail gives the latest turns with their thread",
         "working.get": "GET /working/{id}/entry gives the same value with its expiry",
@@ -134,6 +136,8 @@ def create_app(
         title="Tether",
         version=__version__,
         description=DESCRIPTION,
+        docs_url=None,  # FastAPI's pages load Swagger UI and ReDoc from a CDN: reference.py
+        redoc_url=None,
         openapi_tags=[
             {"name": "runs", "description": "Start runs, read their timeline, act on them."},
             {"name": "runbook", "description": "An operator's actions on a run, with a reason."},
@@ -159,6 +163,7 @@ def create_app(
         api.include_router(router, prefix=API_PREFIX)
     api.include_router(_operations_router(tether_app))
     mount_console(api, tether_app, workflows=api.state.workflows)
+    add_reference(api)
     _add_problem_schema(api)
     return api
 

@@ -59,14 +59,33 @@ def decode_cursor(cursor: str) -> Key:
 
 
 def after_number(cursor: str | None) -> int:
-    """The number a cursor of a numbered list (turns, audit entries) stands after; 0
-    without a cursor."""
+    """The number a cursor of a numbered list holds: the last number of the previous page
+    (turns continue after it, the audit trail, newest first, below it); 0 without a
+    cursor."""
     if cursor is None:
         return 0
     key = decode_cursor(cursor)
     if not isinstance(key, int) or key < 0:
         raise InvalidInput("cursor is not one this list gave: pass `next_cursor` unchanged")
     return key
+
+
+def text_after(cursor: str | None) -> str | None:
+    """The id a cursor of a list keyed by id stands after; ``None`` without a cursor."""
+    if cursor is None:
+        return None
+    key = decode_cursor(cursor)
+    if not isinstance(key, str):
+        raise InvalidInput("cursor is not one this list gave: pass `next_cursor` unchanged")
+    return key
+
+
+def page_of(found: Sequence[T], key: Callable[[T], Key], *, limit: int) -> Page[T]:
+    """The page of ``found``: up to ``limit + 1`` items read from storage past the cursor,
+    the one beyond ``limit`` only telling that another page follows."""
+    page = list(found[:limit])
+    more = len(found) > limit
+    return Page[T](items=page, next_cursor=encode_cursor(key(page[-1])) if more else None)
 
 
 def paginate(

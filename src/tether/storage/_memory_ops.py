@@ -460,12 +460,19 @@ class MemoryOps(QueryTransaction):
             )
 
     def list_memory_recalls(
-        self, tenant_id: str, *, principal_id: str | None, memory_id: str | None, limit: int
+        self,
+        tenant_id: str,
+        *,
+        principal_id: str | None,
+        memory_id: str | None,
+        limit: int,
+        before_id: str | None = None,
     ) -> list[MemoryRecallRow]:
         params = {
             "tenant_id": tenant_id,
             "principal_id": principal_id,
             "returned_like": f'%"{memory_id}"%' if memory_id is not None else None,
+            "before_id": before_id,
             "limit": limit,
         }
         return [

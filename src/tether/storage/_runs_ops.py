@@ -466,15 +466,18 @@ class RunOps(QueryTransaction):
         kind: str | None = None,
         status: str | None = None,
         run_id: str | None = None,
+        after_wait_id: str | None = None,
+        newest_first: bool = False,
         limit: int = 100,
     ) -> list[Wait]:
         rows = self._fetch(
-            "list_waits",
+            "list_waits_newest" if newest_first else "list_waits",
             {
                 "tenant_id": tenant_id,
                 "kind": kind,
                 "status": status,
                 "run_id": run_id,
+                "after_wait_id": after_wait_id,
                 "limit": limit,
             },
         )

@@ -15,6 +15,9 @@ from typing import Any
 from tether.errors import UnknownTenant
 from tether.storage.rows import ApiKeyRow, AuditRow, PrincipalRow, TenantRow
 
+_BEYOND_SEQ = 2**63 - 1
+"""Above every audit sequence number (the largest PostgreSQL ``bigint``)."""
+
 Row = Mapping[str, Any]
 
 
@@ -122,6 +125,34 @@ class QueryTransaction(ABC):
     ) -> list[AuditRow]:
         rows = self._fetch(
             "list_audit_entries", {"tenant_id": tenant_id, "after_seq": after_seq, "limit": limit}
+        )
+        return [self._audit(row) for row in rows]
+
+    def list_audit_latest(
+        self,
+        tenant_id: str,
+        *,
+        before_seq: int | None = None,
+        target: str | None = None,
+        actor_id: str | None = None,
+        action: str | None = None,
+        limit: int = 100,
+    ) -> list[AuditRow]:
+        params = {
+            "tenant_id": tenant_id,
+            "before_seq": _BEYOND_SEQ if before_seq is None else before_seq,
+            "target": target,
+            "actor_id": actor_id,
+            "action": action,
+            "limit": limit,
+        }
+        rows = self._fetch(
+            "list_audit_latest_of_target"
+            if target is not None
+            else "list_audit_latest_of_actor"
+            if actor_id is not None
+            else "list_audit_latest",
+            params,
         )
         return [self._audit(row) for row in rows]
 

@@ -63,6 +63,20 @@ class CoreStore(Protocol):
     def list_audit_entries(
         self, tenant_id: str, *, after_seq: int = 0, limit: int = 1000
     ) -> list[AuditRow]: ...
+    def list_audit_latest(
+        self,
+        tenant_id: str,
+        *,
+        before_seq: int | None = None,
+        target: str | None = None,
+        actor_id: str | None = None,
+        action: str | None = None,
+        limit: int = 100,
+    ) -> list[AuditRow]:
+        """Entries newest first, below ``before_seq`` when given, matching every filter
+        given (``target``, ``actor_id``, ``action``)."""
+        ...
+
     def upsert_principal(self, row: PrincipalRow) -> None: ...
     def get_principal(self, tenant_id: str, principal_id: str) -> PrincipalRow | None: ...
     def list_principals(self, tenant_id: str) -> list[PrincipalRow]: ...
@@ -225,8 +239,14 @@ class RunStore(Protocol):
         kind: str | None = None,
         status: str | None = None,
         run_id: str | None = None,
+        after_wait_id: str | None = None,
+        newest_first: bool = False,
         limit: int = 100,
-    ) -> list[Wait]: ...
+    ) -> list[Wait]:
+        """Waits by request time, oldest first (or newest first), filtered; a page
+        continues past the wait ``after_wait_id`` in that order."""
+        ...
+
     def find_expired_waits(self, *, now: datetime, limit: int) -> list[tuple[str, str]]: ...
     def resolve_wait(
         self,
@@ -314,9 +334,16 @@ class MemoryStore(Protocol):
     def insert_memory_recall(self, values: MemoryRecallRow) -> None: ...
     def insert_memory_recalls(self, recalls: Sequence[MemoryRecallRow]) -> None: ...
     def list_memory_recalls(
-        self, tenant_id: str, *, principal_id: str | None, memory_id: str | None, limit: int
+        self,
+        tenant_id: str,
+        *,
+        principal_id: str | None,
+        memory_id: str | None,
+        limit: int,
+        before_id: str | None = None,
     ) -> list[MemoryRecallRow]:
-        """The recall log, newest first: by ``principal_id``, or returning ``memory_id``."""
+        """The recall log, newest first: by ``principal_id``, or returning ``memory_id``;
+        below the recall ``before_id`` when given."""
         ...
 
     def search_memory_candidates(

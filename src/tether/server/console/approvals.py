@@ -12,6 +12,7 @@ the decision itself goes through ``app.runs.decide``, which checks all of it aga
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -24,6 +25,8 @@ from tether.server.console.common import LoggedIn, Site, show
 from tether.server.console.render import see_other
 
 router = APIRouter()
+
+PAGE = 50
 
 
 def may_decide(principal: Principal, wait: Wait) -> bool:
@@ -44,13 +47,23 @@ def approvals_page(
     site: Site,
     session: LoggedIn,
     status: Annotated[str, Query(max_length=20)] = "open",
+    after: Annotated[str, Query(max_length=64)] = "",
 ) -> HTMLResponse:
+    """Open requests oldest first (the longest waiting on top), decided ones newest
+    first; :data:`PAGE` at a time, each page continuing after the last request shown."""
     if status not in WaitStatus.__members__.values():
         raise InvalidInput(f"status {status!r} is not one of {', '.join(WaitStatus)}")
     principal = session.principal
-    waits = site.app.runs.waits(principal, kind=JournalKind.APPROVAL, status=WaitStatus(status))
-    if status != "open":
-        waits = sorted(waits, key=lambda wait: wait.resolved_at or wait.created_at, reverse=True)
+    found = site.app.runs.waits(
+        principal,
+        kind=JournalKind.APPROVAL,
+        status=WaitStatus(status),
+        after=after.strip() or None,
+        newest_first=status != "open",
+        limit=PAGE + 1,
+    )
+    waits = found[:PAGE]
+    following = waits[-1].wait_id if len(found) > PAGE else None
     return show(
         site,
         request,
@@ -60,6 +73,8 @@ def approvals_page(
         wanted=status,
         statuses=list(WaitStatus),
         deciders={wait.wait_id: may_decide(principal, wait) for wait in waits},
+        first=f"?{urlencode({'status': status})}" if after.strip() else None,
+        following=f"?{urlencode({'status': status, 'after': following})}" if following else None,
     )
 
 

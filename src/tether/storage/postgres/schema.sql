@@ -152,6 +152,8 @@ CREATE TABLE audit_log (
 );
 
 CREATE INDEX audit_log_by_action ON audit_log (tenant_id, action, seq);
+CREATE INDEX audit_log_by_target ON audit_log (tenant_id, target, seq);
+CREATE INDEX audit_log_by_actor ON audit_log (tenant_id, actor_id, seq);
 
 CREATE FUNCTION tether_audit_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -1133,6 +1135,7 @@ VALUES ('core', 1, 'initial', now()),
        ('core', 2, 'signed_tenant', now()),
        ('core', 3, 'transaction_bound_tenant', now()),
        ('core', 4, 'api_keys', now()),
+       ('core', 5, 'audit_by_target_and_actor', now()),
        ('runs', 1, 'initial', now()),
        ('runs', 2, 'leases', now()),
        ('runs', 3, 'signed_tenant', now()),

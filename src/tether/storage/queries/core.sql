@@ -28,6 +28,32 @@ WHERE tenant_id = :tenant_id AND seq > :after_seq
 ORDER BY seq
 LIMIT :limit;
 
+-- name: list_audit_latest
+-- The trail newest first below before_seq, of one action and/or actor when given.
+SELECT * FROM audit_log
+WHERE tenant_id = :tenant_id AND seq < :before_seq
+  AND (CAST(:action AS TEXT) IS NULL OR action = :action)
+  AND (CAST(:actor_id AS TEXT) IS NULL OR actor_id = :actor_id)
+ORDER BY seq DESC
+LIMIT :limit;
+
+-- name: list_audit_latest_of_target
+-- The entries about one object (run:<id>, memory:<id>…), newest first: audit_log_by_target.
+SELECT * FROM audit_log
+WHERE tenant_id = :tenant_id AND target = :target AND seq < :before_seq
+  AND (CAST(:action AS TEXT) IS NULL OR action = :action)
+  AND (CAST(:actor_id AS TEXT) IS NULL OR actor_id = :actor_id)
+ORDER BY seq DESC
+LIMIT :limit;
+
+-- name: list_audit_latest_of_actor
+-- One principal's entries newest first: audit_log_by_actor.
+SELECT * FROM audit_log
+WHERE tenant_id = :tenant_id AND actor_id = :actor_id AND seq < :before_seq
+  AND (CAST(:action AS TEXT) IS NULL OR action = :action)
+ORDER BY seq DESC
+LIMIT :limit;
+
 -- name: upsert_principal
 INSERT INTO principals (tenant_id, principal_id, roles, created_at, created_by,
                         updated_at, updated_by)

@@ -51,6 +51,8 @@ CREATE TABLE audit_log (
 ) WITHOUT ROWID;
 
 CREATE INDEX audit_log_by_action ON audit_log (tenant_id, action, seq);
+CREATE INDEX audit_log_by_target ON audit_log (tenant_id, target, seq);
+CREATE INDEX audit_log_by_actor ON audit_log (tenant_id, actor_id, seq);
 
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
 BEGIN
@@ -634,6 +636,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 2, 'signed_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 3, 'transaction_bound_tenant', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('core', 4, 'api_keys', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('core', 5, 'audit_by_target_and_actor', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 3, 'workers', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

@@ -118,10 +118,14 @@ WHERE tenant_id = %(tenant_id)s AND scope_token = ANY(%(scopes)s::text[]);
 
 -- name: list_memory_recalls
 -- The recall log, newest first: by whom, or which returned a memory (ids are quoted in
--- the canonical JSON list, so the LIKE pattern matches one whole id).
+-- the canonical JSON list, so the LIKE pattern matches one whole id); a page continues
+-- below the recall before_id.
 SELECT * FROM memory_recalls
 WHERE tenant_id = %(tenant_id)s
   AND (%(principal_id)s::text IS NULL OR principal_id = %(principal_id)s::text)
   AND (%(returned_like)s::text IS NULL OR returned LIKE %(returned_like)s::text)
+  AND (%(before_id)s::text IS NULL OR (at, recall_id) < (
+        SELECT at, recall_id FROM memory_recalls
+        WHERE tenant_id = %(tenant_id)s AND recall_id = %(before_id)s::text))
 ORDER BY at DESC, recall_id DESC
 LIMIT %(limit)s;

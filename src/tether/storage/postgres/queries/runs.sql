@@ -103,12 +103,29 @@ SELECT pg_advisory_xact_lock(hashtext('tether.limit.tenant.' || %(tenant_id)s)),
        pg_advisory_xact_lock(hashtext('tether.limit.workflow.' || %(workflow)s));
 
 -- name: list_waits
+-- Oldest first; a page continues after the wait after_wait_id.
 SELECT * FROM run_waits
 WHERE tenant_id = %(tenant_id)s
   AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)
   AND (%(status)s::text IS NULL OR status = %(status)s::text)
   AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s::text)
+  AND (%(after_wait_id)s::text IS NULL OR (created_at, wait_id) > (
+        SELECT created_at, wait_id FROM run_waits
+        WHERE tenant_id = %(tenant_id)s AND wait_id = %(after_wait_id)s::text))
 ORDER BY created_at, wait_id
+LIMIT %(limit)s;
+
+-- name: list_waits_newest
+-- Newest first; a page continues below the wait after_wait_id.
+SELECT * FROM run_waits
+WHERE tenant_id = %(tenant_id)s
+  AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)
+  AND (%(status)s::text IS NULL OR status = %(status)s::text)
+  AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s::text)
+  AND (%(after_wait_id)s::text IS NULL OR (created_at, wait_id) < (
+        SELECT created_at, wait_id FROM run_waits
+        WHERE tenant_id = %(tenant_id)s AND wait_id = %(after_wait_id)s::text))
+ORDER BY created_at DESC, wait_id DESC
 LIMIT %(limit)s;
 
 -- name: lock_children

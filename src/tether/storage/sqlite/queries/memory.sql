@@ -90,10 +90,14 @@ WHERE tenant_id = :tenant_id AND scope_token IN (SELECT value FROM json_each(:sc
 
 -- name: list_memory_recalls
 -- The recall log, newest first: by whom, or which returned a memory (ids are quoted in
--- the canonical JSON list, so the LIKE pattern matches one whole id).
+-- the canonical JSON list, so the LIKE pattern matches one whole id); a page continues
+-- below the recall before_id.
 SELECT * FROM memory_recalls
 WHERE tenant_id = :tenant_id
   AND (:principal_id IS NULL OR principal_id = :principal_id)
   AND (:returned_like IS NULL OR returned LIKE :returned_like)
+  AND (:before_id IS NULL OR (at, recall_id) < (
+        SELECT at, recall_id FROM memory_recalls
+        WHERE tenant_id = :tenant_id AND recall_id = :before_id))
 ORDER BY at DESC, recall_id DESC
 LIMIT :limit;

@@ -77,12 +77,29 @@ LIMIT :limit;
 SELECT 1 AS locked;
 
 -- name: list_waits
+-- Oldest first; a page continues after the wait after_wait_id.
 SELECT * FROM run_waits
 WHERE tenant_id = :tenant_id
   AND (:kind IS NULL OR kind = :kind)
   AND (:status IS NULL OR status = :status)
   AND (:run_id IS NULL OR run_id = :run_id)
+  AND (:after_wait_id IS NULL OR (created_at, wait_id) > (
+        SELECT created_at, wait_id FROM run_waits
+        WHERE tenant_id = :tenant_id AND wait_id = :after_wait_id))
 ORDER BY created_at, wait_id
+LIMIT :limit;
+
+-- name: list_waits_newest
+-- Newest first; a page continues below the wait after_wait_id.
+SELECT * FROM run_waits
+WHERE tenant_id = :tenant_id
+  AND (:kind IS NULL OR kind = :kind)
+  AND (:status IS NULL OR status = :status)
+  AND (:run_id IS NULL OR run_id = :run_id)
+  AND (:after_wait_id IS NULL OR (created_at, wait_id) < (
+        SELECT created_at, wait_id FROM run_waits
+        WHERE tenant_id = :tenant_id AND wait_id = :after_wait_id))
+ORDER BY created_at DESC, wait_id DESC
 LIMIT :limit;
 
 -- name: lock_children
