@@ -93,7 +93,8 @@ def test_the_runbook_lists_every_command_of_its_groups() -> None:
         command = root.get_command(None, group)
         names = command.list_commands(None) if hasattr(command, "list_commands") else []
         expected = {(group, name) for name in names} or {(group,)}
-        assert expected <= listed, group
+        # a nested group (`memory policy`) is listed by its own commands
+        assert all(any(path[: len(e)] == e for path in listed) for e in expected), group
     stuck = next(c for c in commands() if c.path == ("runs", "stuck"))
     assert stuck.usage == "tether runs stuck --tenant TENANT --as ACTOR"
     assert "--json" in stuck.options and "--url" not in stuck.options
