@@ -4,6 +4,7 @@ named queries."""
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -17,6 +18,7 @@ from tether.storage.rows import (
     GraphRunUpdate,
     GraphThreadRow,
     GraphWriteRow,
+    GraphWriteSummaryRow,
     StoreItemRow,
 )
 
@@ -72,6 +74,7 @@ class LangGraphOps(QueryTransaction):
                 "event_seq": update.event_seq,
                 "updated_at": self._ts_in(update.updated_at),
                 "updated_by": update.updated_by,
+                "expected_event_seq": update.expected_event_seq,
             },
         )
         return bool(rows)
@@ -119,7 +122,7 @@ class LangGraphOps(QueryTransaction):
                 "graph_run_id": graph_run_id,
                 "checkpoint": row.checkpoint_json,
                 "metadata": row.metadata_json,
-                "blob_channels": canonical.dumps(list(row.blob_channels), trusted=True),
+                "blob_channels": _channels_json(row.blob_channels),
                 "inline_type": row.inline_type,
                 "inline_data": row.inline_data,
             },
@@ -240,6 +243,27 @@ class LangGraphOps(QueryTransaction):
                 channel=row["channel"],
                 type=row["type"],
                 data=_bytes(row["data"]),
+                task_path=row["task_path"],
+            )
+            for row in rows
+        ]
+
+    def list_graph_thread_writes(
+        self, tenant_id: str, thread_id: str
+    ) -> list[GraphWriteSummaryRow]:
+        """Every pending write of the thread, by checkpoint, without the values."""
+        rows = self._fetch(
+            "list_graph_thread_writes", {"tenant_id": tenant_id, "thread_id": thread_id}
+        )
+        return [
+            GraphWriteSummaryRow(
+                checkpoint_ns=row["checkpoint_ns"],
+                checkpoint_id=row["checkpoint_id"],
+                task_id=row["task_id"],
+                idx=int(row["idx"]),
+                channel=row["channel"],
+                type=row["type"],
+                size=int(row["size"] or 0),
                 task_path=row["task_path"],
             )
             for row in rows
@@ -439,6 +463,13 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
         inline_type=row["inline_type"],
         inline_data=_bytes(row["inline_data"]),
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _channels_json(channels: tuple[str, ...]) -> str:
+    """The channels a checkpoint stores apart, as JSON: a graph's checkpoints name the same
+    few sets over and over."""
+    return canonical.dumps(list(channels), trusted=True)
 
 
 def _bytes(value: Any) -> bytes | None:

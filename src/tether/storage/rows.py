@@ -369,6 +369,9 @@ class GraphRunUpdate:
     event_seq: int
     updated_at: datetime
     updated_by: str
+    expected_event_seq: int
+    """The row is updated only if its ``event_seq`` is still this (the row the update was
+    made from is current)."""
 
 
 @dataclass(frozen=True)
@@ -417,6 +420,21 @@ class GraphWriteRow:
     type: str
     data: bytes | None
     task_path: str = ""
+
+
+@dataclass(frozen=True)
+class GraphWriteSummaryRow:
+    """A pending write as a timeline shows it: where it belongs, what it writes, and the
+    size of its serialized value (not the value)."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    task_id: str
+    idx: int
+    channel: str
+    type: str
+    size: int
+    task_path: str
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,10 @@ class ChannelValues:
         versions: Mapping[str, Any],
         encoded: Encoded,
     ) -> None:
-        """Remember a checkpoint that was stored, so its child can extend its lists."""
+        """Remember a checkpoint that was stored, so its child can extend its lists (one
+        whose values all travel inline leaves nothing to extend)."""
+        if not encoded.blob_channels:
+            return
         with self._lock:
             for key, known in encoded.lists.items():
                 self._remember_list(key, known)
