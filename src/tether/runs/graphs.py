@@ -35,7 +35,15 @@ from tether.runs.graph_runs import (
 from tether.runs.graph_timeline import GraphCheckpointView, timeline
 from tether.runs.models import FINISHED, Run, RunStatus
 from tether.storage.base import Storage, Transaction
-from tether.storage.rows import GraphBlobRow, GraphCheckpointRow, GraphThreadRow, GraphWriteRow
+from tether.storage.rows import (
+    GraphBlobRow,
+    GraphCheckpointPut,
+    GraphCheckpointRow,
+    GraphPut,
+    GraphThreadRow,
+    GraphWriteRow,
+    GraphWritesPut,
+)
 from tether.validation import guarded, identifier
 
 KNOWN_THREADS = 10_000
@@ -123,9 +131,14 @@ class Graphs:
 
     def _write(self, principal: Principal, items: Sequence[GraphWrite]) -> None:
         now = self._clock.now()
+        tenant = principal.tenant_id
         moved: dict[tuple[str, str], GraphThreadRow] = {}
         try:
-            with self._storage.transaction(principal.tenant_id) as txn:
+            plain = self._plain(tenant, items, now)
+            if plain is not None:
+                self._storage.write_graph_step(tenant, plain)
+                return
+            with self._storage.transaction(tenant) as txn:
                 for item in items:
                     if isinstance(item, GraphCheckpointWrite):
                         self._checkpoint_txn(txn, principal, item, now, moved)
@@ -137,6 +150,36 @@ class Graphs:
         if len(self._threads) > KNOWN_THREADS:
             self._threads.clear()
         self._threads.update(moved)
+
+    def _plain(
+        self, tenant: str, items: Sequence[GraphWrite], now: datetime
+    ) -> list[GraphPut] | None:
+        """The items as storage puts when none of them changes a run row (a step of a
+        running graph this process wrote a moment ago, writes without interrupts or
+        errors); else ``None``."""
+        puts: list[GraphPut] = []
+        for item in items:
+            if isinstance(item, GraphTaskWrites):
+                if item.interrupts or item.failure is not None:
+                    return None
+                puts.append(
+                    GraphWritesPut(
+                        item.thread_id,
+                        item.checkpoint_ns,
+                        item.checkpoint_id,
+                        item.writes,
+                        item.replace,
+                    )
+                )
+                continue
+            row = item.checkpoint
+            known = self._threads.get((tenant, row.thread_id))
+            if known is None or not recent(known, now):
+                return None
+            if row.checkpoint_ns == "" and not item.next_nodes:
+                return None  # the graph finished: its run completes
+            puts.append(GraphCheckpointPut(row, item.graph_run_id, item.blobs))
+        return puts
 
     def _checkpoint_txn(
         self,

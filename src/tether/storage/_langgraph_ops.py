@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -14,10 +14,13 @@ from tether import canonical
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     GraphBlobRow,
+    GraphCheckpointPut,
     GraphCheckpointRow,
+    GraphPut,
     GraphRunUpdate,
     GraphThreadRow,
     GraphWriteRow,
+    GraphWritesPut,
     GraphWriteSummaryRow,
     StoreItemRow,
 )
@@ -94,39 +97,7 @@ class LangGraphOps(QueryTransaction):
     ) -> None:
         """Store the checkpoint (replacing one with its id) and the channel values it
         introduces; a value already stored at its version is kept."""
-        thread = {"tenant_id": tenant_id, "thread_id": row.thread_id}
-        if blobs:
-            self._fetch_many(
-                "insert_graph_blob",
-                [
-                    {
-                        **thread,
-                        "checkpoint_ns": blob.checkpoint_ns,
-                        "channel": blob.channel,
-                        "version": blob.version,
-                        "type": blob.type,
-                        "data": blob.data,
-                        "base_version": blob.base_version,
-                        "keep": blob.keep,
-                    }
-                    for blob in blobs
-                ],
-            )
-        self._fetch(
-            "upsert_graph_checkpoint",
-            {
-                **thread,
-                "checkpoint_ns": row.checkpoint_ns,
-                "checkpoint_id": row.checkpoint_id,
-                "parent_checkpoint_id": row.parent_checkpoint_id,
-                "graph_run_id": graph_run_id,
-                "checkpoint": row.checkpoint_json,
-                "metadata": row.metadata_json,
-                "blob_channels": _channels_json(row.blob_channels),
-                "inline_type": row.inline_type,
-                "inline_data": row.inline_data,
-            },
-        )
+        self.put_graph_items(tenant_id, [GraphCheckpointPut(row, graph_run_id, blobs)])
 
     def put_graph_writes(
         self,
@@ -139,24 +110,13 @@ class LangGraphOps(QueryTransaction):
         replace: bool,
     ) -> None:
         """Store a task's writes; an existing (task, index) is kept unless ``replace``."""
-        self._fetch_many(
-            "upsert_graph_write" if replace else "insert_graph_write",
-            [
-                {
-                    "tenant_id": tenant_id,
-                    "thread_id": thread_id,
-                    "checkpoint_ns": checkpoint_ns,
-                    "checkpoint_id": checkpoint_id,
-                    "task_id": write.task_id,
-                    "idx": write.idx,
-                    "channel": write.channel,
-                    "type": write.type,
-                    "data": write.data,
-                    "task_path": write.task_path,
-                }
-                for write in writes
-            ],
-        )
+        put = GraphWritesPut(thread_id, checkpoint_ns, checkpoint_id, writes, replace)
+        self.put_graph_items(tenant_id, [put])
+
+    def put_graph_items(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        """Store checkpoints (with their new values) and pending writes, in order."""
+        for name, params in graph_statements(tenant_id, items):
+            self._fetch_many(name, params)
 
     def get_graph_checkpoint(
         self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
@@ -463,6 +423,75 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
         inline_type=row["inline_type"],
         inline_data=_bytes(row["inline_data"]),
     )
+
+
+def graph_statements(
+    tenant_id: str, items: Sequence[GraphPut]
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """The named statements that store ``items``, in order, each with its rows of
+    parameters: a checkpoint's values (one statement for all of them), the checkpoint, a
+    task's writes (one statement)."""
+    for item in items:
+        if isinstance(item, GraphWritesPut):
+            ids = {
+                "tenant_id": tenant_id,
+                "thread_id": item.thread_id,
+                "checkpoint_ns": item.checkpoint_ns,
+                "checkpoint_id": item.checkpoint_id,
+            }
+            yield (
+                "upsert_graph_write" if item.replace else "insert_graph_write",
+                [
+                    {
+                        **ids,
+                        "task_id": write.task_id,
+                        "idx": write.idx,
+                        "channel": write.channel,
+                        "type": write.type,
+                        "data": write.data,
+                        "task_path": write.task_path,
+                    }
+                    for write in item.writes
+                ],
+            )
+            continue
+        row = item.row
+        if item.blobs:
+            yield (
+                "insert_graph_blob",
+                [
+                    {
+                        "tenant_id": tenant_id,
+                        "thread_id": row.thread_id,
+                        "checkpoint_ns": blob.checkpoint_ns,
+                        "channel": blob.channel,
+                        "version": blob.version,
+                        "type": blob.type,
+                        "data": blob.data,
+                        "base_version": blob.base_version,
+                        "keep": blob.keep,
+                    }
+                    for blob in item.blobs
+                ],
+            )
+        yield (
+            "upsert_graph_checkpoint",
+            [
+                {
+                    "tenant_id": tenant_id,
+                    "thread_id": row.thread_id,
+                    "checkpoint_ns": row.checkpoint_ns,
+                    "checkpoint_id": row.checkpoint_id,
+                    "parent_checkpoint_id": row.parent_checkpoint_id,
+                    "graph_run_id": item.graph_run_id,
+                    "checkpoint": row.checkpoint_json,
+                    "metadata": row.metadata_json,
+                    "blob_channels": _channels_json(row.blob_channels),
+                    "inline_type": row.inline_type,
+                    "inline_data": row.inline_data,
+                }
+            ],
+        )
 
 
 @functools.lru_cache(maxsize=256)

@@ -423,6 +423,31 @@ class GraphWriteRow:
 
 
 @dataclass(frozen=True)
+class GraphCheckpointPut:
+    """A checkpoint to store with the channel values it introduces."""
+
+    row: GraphCheckpointRow
+    graph_run_id: str | None
+    blobs: Sequence[GraphBlobRow]
+
+
+@dataclass(frozen=True)
+class GraphWritesPut:
+    """A task's pending writes to store against a checkpoint (an existing (task, index)
+    is kept unless ``replace``)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    writes: Sequence[GraphWriteRow]
+    replace: bool
+
+
+GraphPut = GraphCheckpointPut | GraphWritesPut
+"""One item of :meth:`tether.storage.base.Storage.write_graph_step`."""
+
+
+@dataclass(frozen=True)
 class GraphWriteSummaryRow:
     """A pending write as a timeline shows it: where it belongs, what it writes, and the
     size of its serialized value (not the value)."""

@@ -44,7 +44,7 @@ from tether.errors import (
 )
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
-from tether.storage._langgraph_ops import LangGraphOps
+from tether.storage._langgraph_ops import LangGraphOps, graph_statements
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -62,6 +62,7 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.storage.rows import GraphPut
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.postgres"
@@ -452,6 +453,25 @@ class PostgresStorage:
                 raise LeaseLost() from None
             if exc.sqlstate == "TT002":
                 raise RunCancelled() from None
+            self._fail(exc)
+        except PoolTimeout as exc:
+            self._fail(exc)
+
+    def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        """The statements as one multi-statement query (see :meth:`write_step`): one
+        round trip, with the tenant set first."""
+        try:
+            with self._pool.connection() as conn:
+                self._start_session(conn)
+                cursor = psycopg.ClientCursor(conn)
+                nonce, signature = sign_tenant(self._tenant_key, tenant_id, conn.info.backend_pid)
+                parts = [cursor.mogrify(_SET_CONTEXT, (APP_ROLE, tenant_id, nonce, signature))]
+                for name, rows in graph_statements(tenant_id, items):
+                    for params in rows:
+                        check_params(params)
+                        parts.append(cursor.mogrify(self._queries[name], params))
+                cursor.execute(";\n".join(parts))
+        except pg_errors.Error as exc:
             self._fail(exc)
         except PoolTimeout as exc:
             self._fail(exc)

@@ -48,6 +48,7 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.storage.rows import GraphPut
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -385,6 +386,10 @@ class SQLiteStorage:
     def write_step(self, write: StepWrite) -> tuple[int, bool]:
         with self._begin(True) as txn:
             return txn.write_step_txn(write)
+
+    def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        with self._begin(True) as txn:
+            txn.put_graph_items(tenant_id, items)
 
     def wakeups(self) -> SQLiteWakeups:
         return SQLiteWakeups(self.path, self._queries["data_version"])
