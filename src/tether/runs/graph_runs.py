@@ -227,10 +227,13 @@ def is_graph_run(run: Run) -> bool:
     return run.workflow == GRAPH_WORKFLOW and run.workflow_version == GRAPH_WORKFLOW_VERSION
 
 
+_RUNNING = RunStatus.RUNNING.value
+
+
 def recent(thread: GraphThreadRow, now: datetime) -> bool:
     """Whether a ``running`` run row this process wrote is recent enough to move without
     reading it first (a stale one is caught by the guarded update; see :meth:`move_txn`)."""
-    return thread.status == RunStatus.RUNNING.value and now < thread.updated_at + RUNNING_REFRESH
+    return thread.status == _RUNNING and now < thread.updated_at + RUNNING_REFRESH
 
 
 def fresh(thread: GraphThreadRow, status: RunStatus, now: datetime) -> bool:

@@ -431,7 +431,10 @@ class GraphWriter:
     def write(self, items: Sequence[GraphWrite]) -> None:
         """See :meth:`Graphs.write`."""
         for item in items:
-            thread_id = _thread_of(item)
+            if isinstance(item, GraphTaskWrites):
+                thread_id = item.thread_id
+            else:
+                thread_id = item.checkpoint.thread_id
             if thread_id not in self._checked:
                 identifier("thread_id", thread_id)
                 if len(self._checked) >= KNOWN_THREADS:
@@ -452,10 +455,6 @@ def _current(thread: GraphThreadRow | None) -> GraphThreadRow:
     if thread is None:
         raise Conflict("the thread's run changed while it was being written; retry")
     return thread
-
-
-def _thread_of(item: GraphWrite) -> str:
-    return item.checkpoint.thread_id if isinstance(item, GraphCheckpointWrite) else item.thread_id
 
 
 def _stored(txn: Transaction, tenant: str, row: GraphCheckpointRow) -> StoredGraphCheckpoint:

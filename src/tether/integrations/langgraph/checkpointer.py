@@ -160,7 +160,8 @@ class TetherSaver(BaseCheckpointSaver[str]):
         encoded = self._values.encode(self.serde, thread_id, ns, parent, values, new_versions)
         kept = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "pending_sends")}
         raw_meta = get_serializable_checkpoint_metadata(config, metadata)
-        meta = _json_text(raw_meta)
+        run_id, step = raw_meta.get("run_id"), raw_meta.get("step")
+        inline = encoded.inline
         write = GraphCheckpointWrite(
             checkpoint=GraphCheckpointRow(
                 thread_id=thread_id,
@@ -168,14 +169,14 @@ class TetherSaver(BaseCheckpointSaver[str]):
                 checkpoint_id=checkpoint["id"],
                 parent_checkpoint_id=parent,
                 checkpoint_json=_bookkeeping_json(kept),
-                metadata_json=meta,
+                metadata_json=_json_text(raw_meta),
                 blob_channels=encoded.blob_channels,
-                inline_type=encoded.inline[0] if encoded.inline else None,
-                inline_data=encoded.inline[1] if encoded.inline else None,
+                inline_type=inline[0] if inline else None,
+                inline_data=inline[1] if inline else None,
             ),
             blobs=encoded.rows,
-            graph_run_id=_text(raw_meta.get("run_id")),
-            step=_step(raw_meta.get("step")),
+            graph_run_id=None if run_id is None else str(run_id),
+            step=step if type(step) is int else 0,
             next_nodes=next_nodes(values),
         )
         self._commit.submit(write, wait=False)
@@ -201,10 +202,11 @@ class TetherSaver(BaseCheckpointSaver[str]):
         ns = conf.get("checkpoint_ns", "")
         node = task_path.rsplit(",", 1)[-1].strip()
         checkpoint_id = str(conf["checkpoint_id"])
-        rows, interrupts, failure = [], [], None
+        rows, interrupts, failure, replace = [], [], None, True
         for position, (channel, value) in enumerate(writes):
             type_, data = self.serde.dumps_typed(value)
             idx = WRITES_IDX_MAP.get(channel, position)
+            replace = replace and channel in WRITES_IDX_MAP
             rows.append(GraphWriteRow(task_id, idx, channel, type_, data, task_path))
             if channel == INTERRUPT:
                 interrupts += graph_interrupts(value, task_id, node, checkpoint_id)
@@ -215,7 +217,7 @@ class TetherSaver(BaseCheckpointSaver[str]):
             checkpoint_ns=ns,
             checkpoint_id=checkpoint_id,
             writes=rows,
-            replace=all(channel in WRITES_IDX_MAP for channel, _ in writes),
+            replace=replace,
             interrupts=interrupts,
             failure=failure,
             node=node,
@@ -402,11 +404,3 @@ def _json_text(value: Any) -> str:
         return canonical.dumps(value, trusted=True)
     except InvalidInput:
         return canonical.dumps(_json_safe(value))
-
-
-def _step(value: Any) -> int:
-    return value if type(value) is int else 0
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

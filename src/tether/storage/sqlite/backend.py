@@ -12,10 +12,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, suppress
 from datetime import datetime
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, NoReturn
 
 from tether import canonical
@@ -322,14 +323,18 @@ class SQLiteStorage:
         with suppress(sqlite3.Error):
             conn.close()
 
-    def _fail(self, conn: sqlite3.Connection, exc: sqlite3.Error) -> NoReturn:
-        """Roll back what is open, translate ``exc``, and drop the connection unless the
-        fault was only another writer's lock."""
+    def _roll_back(self, conn: sqlite3.Connection) -> None:
+        """Roll back what is open on ``conn``; a connection that cannot is dropped."""
         try:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         except sqlite3.Error:
             self._discard_connection()
+
+    def _fail(self, conn: sqlite3.Connection, exc: sqlite3.Error) -> NoReturn:
+        """Roll back what is open, translate ``exc``, and drop the connection unless the
+        fault was only another writer's lock."""
+        self._roll_back(conn)
         try:
             translate_error(exc, self.path)
         except StorageUnavailable:
@@ -337,35 +342,8 @@ class SQLiteStorage:
                 self._discard_connection()
             raise
 
-    @contextmanager
-    def _begin(self, write: bool) -> Iterator[SQLiteTransaction]:
-        conn = self._connection()
-        if conn.in_transaction:
-            raise StorageError(
-                "a transaction is already open on this thread; finish it before opening another"
-            )
-        try:
-            try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            except sqlite3.Error as exc:
-                self._fail(conn, exc)
-            try:
-                yield SQLiteTransaction(conn, self._queries)
-            except sqlite3.Error as exc:
-                self._fail(conn, exc)
-            except BaseException:
-                try:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    self._discard_connection()
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._fail(conn, exc)
-        finally:
-            self._release_connection()
+    def _begin(self, write: bool) -> _Transaction:
+        return _Transaction(self, write)
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -514,3 +492,52 @@ def split_statements(script: str) -> list[str]:
     ):
         raise StorageError(f"incomplete SQL statement in migration: {rest.strip()[:80]}")
     return statements
+
+
+class _Transaction:
+    """One transaction on this thread's connection: a class rather than a generator, as
+    one is opened at every step of every run. Commits when the block ends without an
+    error; a driver error is rolled back and translated (:meth:`SQLiteStorage._fail`),
+    any other rolled back and left to propagate."""
+
+    __slots__ = ("_conn", "_storage", "_write")
+
+    def __init__(self, storage: SQLiteStorage, write: bool) -> None:
+        self._storage = storage
+        self._write = write
+
+    def __enter__(self) -> SQLiteTransaction:
+        storage = self._storage
+        conn = self._conn = storage._connection()
+        if conn.in_transaction:
+            raise StorageError(
+                "a transaction is already open on this thread; finish it before opening another"
+            )
+        try:
+            conn.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
+        except sqlite3.Error as exc:
+            try:
+                storage._fail(conn, exc)
+            finally:
+                storage._release_connection()
+        return SQLiteTransaction(conn, storage._queries)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        storage, conn = self._storage, self._conn
+        try:
+            if error is None:
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    storage._fail(conn, exc)
+            elif isinstance(error, sqlite3.Error):
+                storage._fail(conn, error)
+            else:
+                storage._roll_back(conn)
+        finally:
+            storage._release_connection()
