@@ -39,7 +39,6 @@ from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointPut,
     GraphCheckpointRow,
-    GraphPut,
     GraphThreadRow,
     GraphWriteRow,
     GraphWritesPut,
@@ -54,29 +53,19 @@ PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
 @dataclass(frozen=True)
-class GraphCheckpointWrite:
-    """One checkpoint of a thread, ready to store."""
+class GraphCheckpointWrite(GraphCheckpointPut):
+    """One checkpoint of a thread, ready to store, and where it leaves the run."""
 
-    checkpoint: GraphCheckpointRow
-    blobs: Sequence[GraphBlobRow]
-    """The channel values new in this checkpoint."""
-    graph_run_id: str | None = None
-    """LangGraph's run id (metadata ``run_id``), for ``delete_for_runs``."""
     step: int = 0
     next_nodes: Sequence[str] = ()
     """The nodes the checkpoint has yet to run (none: the graph finished)."""
 
 
 @dataclass(frozen=True)
-class GraphTaskWrites:
+class GraphTaskWrites(GraphWritesPut):
     """A task's pending writes against a checkpoint, what they mean for the run (its
     ``interrupt()`` calls, the error it raised) and whether they replace earlier ones."""
 
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    writes: Sequence[GraphWriteRow]
-    replace: bool = False
     interrupts: Sequence[GraphInterrupt] = ()
     failure: str | None = None
     """The error's type and redacted message, when the task raised."""
@@ -134,9 +123,8 @@ class Graphs:
         tenant = principal.tenant_id
         moved: dict[tuple[str, str], GraphThreadRow] = {}
         try:
-            plain = self._plain(tenant, items, now)
-            if plain is not None:
-                self._storage.write_graph_step(tenant, plain)
+            if self._plain(tenant, items, now):
+                self._storage.write_graph_step(tenant, items)
                 return
             with self._storage.transaction(tenant) as txn:
                 for item in items:
@@ -151,35 +139,22 @@ class Graphs:
             self._threads.clear()
         self._threads.update(moved)
 
-    def _plain(
-        self, tenant: str, items: Sequence[GraphWrite], now: datetime
-    ) -> list[GraphPut] | None:
-        """The items as storage puts when none of them changes a run row (a step of a
-        running graph this process wrote a moment ago, writes without interrupts or
-        errors); else ``None``."""
-        puts: list[GraphPut] = []
+    def _plain(self, tenant: str, items: Sequence[GraphWrite], now: datetime) -> bool:
+        """Whether no item changes a run row: checkpoints of a running graph this process
+        wrote a moment ago that still has nodes to run (or of its subgraphs), and writes
+        without interrupts or errors."""
         for item in items:
             if isinstance(item, GraphTaskWrites):
                 if item.interrupts or item.failure is not None:
-                    return None
-                puts.append(
-                    GraphWritesPut(
-                        item.thread_id,
-                        item.checkpoint_ns,
-                        item.checkpoint_id,
-                        item.writes,
-                        item.replace,
-                    )
-                )
+                    return False
                 continue
             row = item.checkpoint
             known = self._threads.get((tenant, row.thread_id))
             if known is None or not recent(known, now):
-                return None
+                return False
             if row.checkpoint_ns == "" and not item.next_nodes:
-                return None  # the graph finished: its run completes
-            puts.append(GraphCheckpointPut(row, item.graph_run_id, item.blobs))
-        return puts
+                return False  # the graph finished: its run completes
+        return True
 
     def _checkpoint_txn(
         self,

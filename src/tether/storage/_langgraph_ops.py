@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -97,7 +97,7 @@ class LangGraphOps(QueryTransaction):
     ) -> None:
         """Store the checkpoint (replacing one with its id) and the channel values it
         introduces; a value already stored at its version is kept."""
-        self.put_graph_items(tenant_id, [GraphCheckpointPut(row, graph_run_id, blobs)])
+        self.put_graph_items(tenant_id, [GraphCheckpointPut(row, blobs, graph_run_id)])
 
     def put_graph_writes(
         self,
@@ -427,71 +427,77 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
 
 def graph_statements(
     tenant_id: str, items: Sequence[GraphPut]
-) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+) -> list[tuple[str, list[dict[str, Any]]]]:
     """The named statements that store ``items``, in order, each with its rows of
     parameters: a checkpoint's values (one statement for all of them), the checkpoint, a
     task's writes (one statement)."""
+    statements: list[tuple[str, list[dict[str, Any]]]] = []
     for item in items:
         if isinstance(item, GraphWritesPut):
-            ids = {
-                "tenant_id": tenant_id,
-                "thread_id": item.thread_id,
-                "checkpoint_ns": item.checkpoint_ns,
-                "checkpoint_id": item.checkpoint_id,
-            }
-            yield (
-                "upsert_graph_write" if item.replace else "insert_graph_write",
-                [
-                    {
-                        **ids,
-                        "task_id": write.task_id,
-                        "idx": write.idx,
-                        "channel": write.channel,
-                        "type": write.type,
-                        "data": write.data,
-                        "task_path": write.task_path,
-                    }
-                    for write in item.writes
-                ],
+            thread_id, ns, checkpoint_id = item.thread_id, item.checkpoint_ns, item.checkpoint_id
+            statements.append(
+                (
+                    "upsert_graph_write" if item.replace else "insert_graph_write",
+                    [
+                        {
+                            "tenant_id": tenant_id,
+                            "thread_id": thread_id,
+                            "checkpoint_ns": ns,
+                            "checkpoint_id": checkpoint_id,
+                            "task_id": write.task_id,
+                            "idx": write.idx,
+                            "channel": write.channel,
+                            "type": write.type,
+                            "data": write.data,
+                            "task_path": write.task_path,
+                        }
+                        for write in item.writes
+                    ],
+                )
             )
             continue
-        row = item.row
+        row = item.checkpoint
         if item.blobs:
-            yield (
-                "insert_graph_blob",
+            statements.append(
+                (
+                    "insert_graph_blob",
+                    [
+                        {
+                            "tenant_id": tenant_id,
+                            "thread_id": row.thread_id,
+                            "checkpoint_ns": blob.checkpoint_ns,
+                            "channel": blob.channel,
+                            "version": blob.version,
+                            "type": blob.type,
+                            "data": blob.data,
+                            "base_version": blob.base_version,
+                            "keep": blob.keep,
+                        }
+                        for blob in item.blobs
+                    ],
+                )
+            )
+        statements.append(
+            (
+                "upsert_graph_checkpoint",
                 [
                     {
                         "tenant_id": tenant_id,
                         "thread_id": row.thread_id,
-                        "checkpoint_ns": blob.checkpoint_ns,
-                        "channel": blob.channel,
-                        "version": blob.version,
-                        "type": blob.type,
-                        "data": blob.data,
-                        "base_version": blob.base_version,
-                        "keep": blob.keep,
+                        "checkpoint_ns": row.checkpoint_ns,
+                        "checkpoint_id": row.checkpoint_id,
+                        "parent_checkpoint_id": row.parent_checkpoint_id,
+                        "graph_run_id": item.graph_run_id,
+                        "checkpoint": row.checkpoint_json,
+                        "metadata": row.metadata_json,
+                        "blob_channels": _channels_json(row.blob_channels),
+                        "inline_type": row.inline_type,
+                        "inline_data": row.inline_data,
                     }
-                    for blob in item.blobs
                 ],
             )
-        yield (
-            "upsert_graph_checkpoint",
-            [
-                {
-                    "tenant_id": tenant_id,
-                    "thread_id": row.thread_id,
-                    "checkpoint_ns": row.checkpoint_ns,
-                    "checkpoint_id": row.checkpoint_id,
-                    "parent_checkpoint_id": row.parent_checkpoint_id,
-                    "graph_run_id": item.graph_run_id,
-                    "checkpoint": row.checkpoint_json,
-                    "metadata": row.metadata_json,
-                    "blob_channels": _channels_json(row.blob_channels),
-                    "inline_type": row.inline_type,
-                    "inline_data": row.inline_data,
-                }
-            ],
         )
+    return statements
 
 
 @functools.lru_cache(maxsize=256)

@@ -426,9 +426,11 @@ class GraphWriteRow:
 class GraphCheckpointPut:
     """A checkpoint to store with the channel values it introduces."""
 
-    row: GraphCheckpointRow
-    graph_run_id: str | None
+    checkpoint: GraphCheckpointRow
     blobs: Sequence[GraphBlobRow]
+    """The channel values new in this checkpoint."""
+    graph_run_id: str | None = None
+    """LangGraph's run id (metadata ``run_id``), for ``delete_for_runs``."""
 
 
 @dataclass(frozen=True)
@@ -440,7 +442,7 @@ class GraphWritesPut:
     checkpoint_ns: str
     checkpoint_id: str
     writes: Sequence[GraphWriteRow]
-    replace: bool
+    replace: bool = False
 
 
 GraphPut = GraphCheckpointPut | GraphWritesPut

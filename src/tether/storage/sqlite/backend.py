@@ -31,7 +31,7 @@ from tether.errors import (
 )
 from tether.keys import Keyring
 from tether.redaction import redact
-from tether.storage._langgraph_ops import LangGraphOps
+from tether.storage._langgraph_ops import LangGraphOps, graph_statements
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -366,8 +366,13 @@ class SQLiteStorage:
             return txn.write_step_txn(write)
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        statements = graph_statements(tenant_id, items)
+        for _, rows in statements:
+            for params in rows:
+                check_params(params)
         with self._begin(True) as txn:
-            txn.put_graph_items(tenant_id, items)
+            for name, rows in statements:
+                txn.connection.executemany(self._queries[name], rows)
 
     def wakeups(self) -> SQLiteWakeups:
         return SQLiteWakeups(self.path, self._queries["data_version"])
