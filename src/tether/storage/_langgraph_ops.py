@@ -97,7 +97,10 @@ class LangGraphOps(QueryTransaction):
     ) -> None:
         """Store the checkpoint (replacing one with its id) and the channel values it
         introduces; a value already stored at its version is kept."""
-        self.put_graph_items(tenant_id, [GraphCheckpointPut(row, blobs, graph_run_id)])
+        put = GraphCheckpointPut(row, blobs, graph_run_id)
+        if blobs:
+            self._fetch_many("insert_graph_blob", _blob_params(tenant_id, put))
+        self._fetch_many("upsert_graph_checkpoint", [_checkpoint_params(tenant_id, put)])
 
     def put_graph_writes(
         self,
@@ -111,12 +114,9 @@ class LangGraphOps(QueryTransaction):
     ) -> None:
         """Store a task's writes; an existing (task, index) is kept unless ``replace``."""
         put = GraphWritesPut(thread_id, checkpoint_ns, checkpoint_id, writes, replace)
-        self.put_graph_items(tenant_id, [put])
-
-    def put_graph_items(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
-        """Store checkpoints (with their new values) and pending writes, in order."""
-        for name, params in graph_statements(tenant_id, items):
-            self._fetch_many(name, params)
+        self._fetch_many(
+            "upsert_graph_write" if replace else "insert_graph_write", _write_params(tenant_id, put)
+        )
 
     def get_graph_checkpoint(
         self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
@@ -426,78 +426,77 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
 
 
 def graph_statements(
-    tenant_id: str, items: Sequence[GraphPut]
+    queries: Mapping[str, str], tenant_id: str, items: Sequence[GraphPut]
 ) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The named statements that store ``items``, in order, each with its rows of
-    parameters: a checkpoint's values (one statement for all of them), the checkpoint, a
-    task's writes (one statement)."""
+    """The statements (text from ``queries``) that store ``items``, in order, each with
+    its rows of parameters: a checkpoint's values (one statement for all of them), the
+    checkpoint, a task's writes (one statement)."""
     statements: list[tuple[str, list[dict[str, Any]]]] = []
     for item in items:
         if isinstance(item, GraphWritesPut):
-            thread_id, ns, checkpoint_id = item.thread_id, item.checkpoint_ns, item.checkpoint_id
-            statements.append(
-                (
-                    "upsert_graph_write" if item.replace else "insert_graph_write",
-                    [
-                        {
-                            "tenant_id": tenant_id,
-                            "thread_id": thread_id,
-                            "checkpoint_ns": ns,
-                            "checkpoint_id": checkpoint_id,
-                            "task_id": write.task_id,
-                            "idx": write.idx,
-                            "channel": write.channel,
-                            "type": write.type,
-                            "data": write.data,
-                            "task_path": write.task_path,
-                        }
-                        for write in item.writes
-                    ],
-                )
-            )
+            sql = queries["upsert_graph_write" if item.replace else "insert_graph_write"]
+            statements.append((sql, _write_params(tenant_id, item)))
             continue
-        row = item.checkpoint
         if item.blobs:
-            statements.append(
-                (
-                    "insert_graph_blob",
-                    [
-                        {
-                            "tenant_id": tenant_id,
-                            "thread_id": row.thread_id,
-                            "checkpoint_ns": blob.checkpoint_ns,
-                            "channel": blob.channel,
-                            "version": blob.version,
-                            "type": blob.type,
-                            "data": blob.data,
-                            "base_version": blob.base_version,
-                            "keep": blob.keep,
-                        }
-                        for blob in item.blobs
-                    ],
-                )
-            )
+            statements.append((queries["insert_graph_blob"], _blob_params(tenant_id, item)))
         statements.append(
-            (
-                "upsert_graph_checkpoint",
-                [
-                    {
-                        "tenant_id": tenant_id,
-                        "thread_id": row.thread_id,
-                        "checkpoint_ns": row.checkpoint_ns,
-                        "checkpoint_id": row.checkpoint_id,
-                        "parent_checkpoint_id": row.parent_checkpoint_id,
-                        "graph_run_id": item.graph_run_id,
-                        "checkpoint": row.checkpoint_json,
-                        "metadata": row.metadata_json,
-                        "blob_channels": _channels_json(row.blob_channels),
-                        "inline_type": row.inline_type,
-                        "inline_data": row.inline_data,
-                    }
-                ],
-            )
+            (queries["upsert_graph_checkpoint"], [_checkpoint_params(tenant_id, item)])
         )
     return statements
+
+
+def _write_params(tenant_id: str, put: GraphWritesPut) -> list[dict[str, Any]]:
+    thread_id, ns, checkpoint_id = put.thread_id, put.checkpoint_ns, put.checkpoint_id
+    return [
+        {
+            "tenant_id": tenant_id,
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+            "task_id": write.task_id,
+            "idx": write.idx,
+            "channel": write.channel,
+            "type": write.type,
+            "data": write.data,
+            "task_path": write.task_path,
+        }
+        for write in put.writes
+    ]
+
+
+def _blob_params(tenant_id: str, put: GraphCheckpointPut) -> list[dict[str, Any]]:
+    thread_id = put.checkpoint.thread_id
+    return [
+        {
+            "tenant_id": tenant_id,
+            "thread_id": thread_id,
+            "checkpoint_ns": blob.checkpoint_ns,
+            "channel": blob.channel,
+            "version": blob.version,
+            "type": blob.type,
+            "data": blob.data,
+            "base_version": blob.base_version,
+            "keep": blob.keep,
+        }
+        for blob in put.blobs
+    ]
+
+
+def _checkpoint_params(tenant_id: str, put: GraphCheckpointPut) -> dict[str, Any]:
+    row = put.checkpoint
+    return {
+        "tenant_id": tenant_id,
+        "thread_id": row.thread_id,
+        "checkpoint_ns": row.checkpoint_ns,
+        "checkpoint_id": row.checkpoint_id,
+        "parent_checkpoint_id": row.parent_checkpoint_id,
+        "graph_run_id": put.graph_run_id,
+        "checkpoint": row.checkpoint_json,
+        "metadata": row.metadata_json,
+        "blob_channels": _channels_json(row.blob_channels),
+        "inline_type": row.inline_type,
+        "inline_data": row.inline_data,
+    }
 
 
 @functools.lru_cache(maxsize=256)

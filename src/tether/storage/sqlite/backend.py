@@ -366,13 +366,13 @@ class SQLiteStorage:
             return txn.write_step_txn(write)
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
-        statements = graph_statements(tenant_id, items)
+        statements = graph_statements(self._queries, tenant_id, items)
         for _, rows in statements:
             for params in rows:
                 check_params(params)
         with self._begin(True) as txn:
-            for name, rows in statements:
-                txn.connection.executemany(self._queries[name], rows)
+            for sql, rows in statements:
+                txn.connection.executemany(sql, rows)
 
     def wakeups(self) -> SQLiteWakeups:
         return SQLiteWakeups(self.path, self._queries["data_version"])
