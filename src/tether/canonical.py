@@ -41,6 +41,16 @@ def _default(value: object) -> object:
     )
 
 
+_ENCODER = json.JSONEncoder(
+    default=_default,
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+)
+"""One encoder for every call (``json.dumps`` with options builds a new one each time)."""
+
+
 def dumps(value: Any, *, trusted: bool = False) -> str:
     """Encode ``value`` as canonical JSON text.
 
@@ -53,14 +63,7 @@ def dumps(value: Any, *, trusted: bool = False) -> str:
     if not trusted:
         check_value("value", value)
     try:
-        return json.dumps(
-            value,
-            default=_default,
-            sort_keys=True,
-            separators=(",", ":"),
-            ensure_ascii=False,
-            allow_nan=False,
-        )
+        return _ENCODER.encode(value)
     except (ValueError, TypeError) as exc:
         raise InvalidInput(f"cannot encode as JSON: {exc}") from exc
 

@@ -29,6 +29,7 @@ master comes from ``TETHER_SECRET_KEY``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -49,12 +50,17 @@ _SALT = b"tether keys v1"
 _KEY_BYTES = 32
 
 
+@functools.lru_cache(maxsize=64)
 def derive(master: bytes, purpose: str) -> bytes:
-    """HKDF-SHA256 (extract with a fixed salt, then one expand block) of ``master``."""
+    """HKDF-SHA256 (extract with a fixed salt, then one expand block) of ``master``.
+
+    Remembered per (master, purpose): every audit entry needs the chain key and the key
+    id, and a process holds only a few masters."""
     prk = hmac.new(_SALT, master, hashlib.sha256).digest()
     return hmac.new(prk, purpose.encode() + b"\x01", hashlib.sha256).digest()
 
 
+@functools.lru_cache(maxsize=16)
 def key_id(master: bytes) -> str:
     """A short public name of a master key (not secret: a hash of a derived value)."""
     return hashlib.sha256(derive(master, "key-id")).hexdigest()[:12]

@@ -258,11 +258,13 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "dispatcher.send_due": _P.MAINTENANCE,
         # app.graphs (LangGraph threads checkpointed by Tether)
         "graphs.write": _P.RUNS_START,
+        "graphs.writer": _P.RUNS_START,
         "graphs.copy_thread": _P.RUNS_START,
         "graphs.checkpoint": _P.RUNS_READ,
         "graphs.checkpoints": _P.RUNS_READ,
         "graphs.thread_run": _P.RUNS_READ,
         "graphs.resume_values": _P.RUNS_READ,
+        "graphs.timeline": _P.RUNS_READ,
         "graphs.delete_thread": _P.RUNS_CONTROL,
         "graphs.delete_for_runs": _P.RUNS_CONTROL,
         "graphs.prune": _P.RUNS_CONTROL,

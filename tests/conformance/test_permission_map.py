@@ -217,6 +217,12 @@ class World:
         self.app.graphs.write(self.admin, [graph_checkpoint(thread_id)])
         return thread_id
 
+    def graph_run(self) -> str:
+        """The run of a LangGraph thread with one checkpoint."""
+        run = self.app.graphs.thread_run(self.admin, self.graph())
+        assert run is not None
+        return run.run_id
+
     def store_item(self) -> str:
         """A key of LangGraph's store (namespace :data:`STORE_NS`), a memory of u-1."""
         self.items += 1
@@ -246,6 +252,7 @@ class World:
             "delivery": self.delivery(),
             "api_key": self.api_key(),
             "graph": self.graph(),
+            "graph_run": self.graph_run(),
             "store_item": self.store_item(),
         }
 
@@ -461,6 +468,8 @@ CASES: list[Case] = [
         ("run",),
     ),
     Case("graphs.write", lambda a, w, t: a.graphs.write(w, [graph_checkpoint("g-new")])),
+    Case("graphs.writer", lambda a, w, t: a.graphs.writer(w).write([graph_checkpoint("g-w")])),
+    Case("graphs.timeline", lambda a, w, t: a.graphs.timeline(w, t["graph_run"])),
     Case("graphs.checkpoint", lambda a, w, t: a.graphs.checkpoint(w, t["graph"])),
     Case("graphs.checkpoints", lambda a, w, t: a.graphs.checkpoints(w)),
     Case("graphs.thread_run", lambda a, w, t: a.graphs.thread_run(w, t["graph"])),

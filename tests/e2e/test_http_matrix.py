@@ -114,6 +114,7 @@ ENDPOINTS: list[Endpoint] = [
     E("GET", "/runs/{run_id}/state", "runs.state", RUN),
     E("GET", "/runs/{run_id}/events", "runs.events", RUN),
     E("GET", "/runs/{run_id}/checkpoints", "runs.checkpoints", RUN),
+    E("GET", "/runs/{run_id}/graph-checkpoints", "graphs.timeline", {"run_id": "graph_run"}),
     E("GET", "/runs/{run_id}/journal", "runs.journal", RUN),
     E("GET", "/runs/{run_id}/waits", "runs.waits", RUN),
     E("GET", "/runs/{run_id}/handoff", "runs.handoff_document", RUN),

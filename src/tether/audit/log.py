@@ -45,19 +45,23 @@ class AuditEntry(BaseModel):
 
     @classmethod
     def from_row(cls, row: AuditRow) -> AuditEntry:
-        return cls(
-            tenant_id=row.tenant_id,
-            seq=row.seq,
-            entry_id=row.entry_id,
-            at=row.at,
-            actor_id=row.actor_id,
-            action=row.action,
-            target=row.target,
-            details=canonical.loads(row.details_json),
-            subject_hashes=canonical.loads(row.subjects_json),
-            prev_hash=row.prev_hash,
-            entry_hash=row.entry_hash,
-        )
+        return cls(**_entry_fields(row))
+
+
+def _entry_fields(row: AuditRow) -> dict[str, Any]:
+    return {
+        "tenant_id": row.tenant_id,
+        "seq": row.seq,
+        "entry_id": row.entry_id,
+        "at": row.at,
+        "actor_id": row.actor_id,
+        "action": row.action,
+        "target": row.target,
+        "details": canonical.loads(row.details_json),
+        "subject_hashes": canonical.loads(row.subjects_json),
+        "prev_hash": row.prev_hash,
+        "entry_hash": row.entry_hash,
+    }
 
 
 @guarded
@@ -120,7 +124,8 @@ class AuditLog:
         row = AuditRow(**{**unsigned.__dict__, "entry_hash": entry_hash(unsigned, self._keyring)})
         txn.insert_audit_entry(row)
         txn.set_audit_head(tenant_id, row.seq, row.entry_hash)
-        return AuditEntry.from_row(row)
+        # Built from the values just written (no validation: they are the row's own).
+        return AuditEntry.model_construct(**_entry_fields(row))
 
     def record_by_txn(
         self,

@@ -117,12 +117,13 @@ class GraphRuns:
         thread: GraphThreadRow,
         move: RunMove,
         now: datetime,
-    ) -> GraphThreadRow:
+    ) -> GraphThreadRow | None:
         """Set the run row as ``move`` says; a change of status is also an event. A run
         that waited and moves on without its waits decided closes them (``cancelled``).
         A run that stays ``running`` is written at most every :data:`RUNNING_REFRESH`
         (its node and step count lag by that much), so a fast graph does not pay for a
-        run row at every step. Returns the row as it now stands."""
+        run row at every step. Returns the row as it now stands, or ``None`` (nothing
+        written) if the stored row gained an event since ``thread`` was read."""
         tenant = principal.tenant_id
         previous = RunStatus(thread.status)
         changed = previous is not move.status
@@ -133,7 +134,7 @@ class GraphRuns:
             self._close_waits_txn(txn, principal, thread.run_id, now)
         if changed and previous in FINISHED:
             txn.forget_run_retained(tenant, thread.run_id)
-        txn.update_graph_run(
+        updated = txn.update_graph_run(
             tenant,
             GraphRunUpdate(
                 run_id=thread.run_id,
@@ -145,8 +146,11 @@ class GraphRuns:
                 event_seq=seq,
                 updated_at=now,
                 updated_by=principal.principal_id,
+                expected_event_seq=thread.event_seq,
             ),
         )
+        if not updated:
+            return None
         if changed:
             event = move.event or f"graph.{move.status.value}"
             txn.insert_events(
@@ -218,13 +222,23 @@ class GraphRuns:
             )
 
 
+def is_graph_run(run: Run) -> bool:
+    """Whether ``run`` is the run of a LangGraph thread (workflow version 0)."""
+    return run.workflow == GRAPH_WORKFLOW and run.workflow_version == GRAPH_WORKFLOW_VERSION
+
+
+_RUNNING = RunStatus.RUNNING.value
+
+
+def recent(thread: GraphThreadRow, now: datetime) -> bool:
+    """Whether a ``running`` run row this process wrote is recent enough to move without
+    reading it first (a stale one is caught by the guarded update; see :meth:`move_txn`)."""
+    return thread.status == _RUNNING and now < thread.updated_at + RUNNING_REFRESH
+
+
 def fresh(thread: GraphThreadRow, status: RunStatus, now: datetime) -> bool:
     """Whether a ``running`` run row that stays ``running`` needs no write yet."""
-    return (
-        status is RunStatus.RUNNING
-        and thread.status == RunStatus.RUNNING.value
-        and now < thread.updated_at + RUNNING_REFRESH
-    )
+    return status is RunStatus.RUNNING and recent(thread, now)
 
 
 def resume_values(waits: Sequence[Wait]) -> dict[str, Any]:

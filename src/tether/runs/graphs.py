@@ -10,7 +10,7 @@ leave the same way: the chain of rows that makes a value, its own first.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,8 +18,8 @@ from typing import Any
 from tether import canonical
 from tether.audit.log import AuditLog
 from tether.clock import Clock
-from tether.errors import Conflict, InvalidInput
-from tether.ids import IdSource
+from tether.errors import Conflict, InvalidInput, NotFound
+from tether.ids import IdSource, parse_id
 from tether.permissions import authorize
 from tether.principals import Principal
 from tether.runs.graph_runs import (
@@ -29,11 +29,20 @@ from tether.runs.graph_runs import (
     RunMove,
     collect_blobs_txn,
     fresh,
+    recent,
     resume_values,
 )
+from tether.runs.graph_timeline import GraphCheckpointView, timeline
 from tether.runs.models import FINISHED, Run, RunStatus
 from tether.storage.base import Storage, Transaction
-from tether.storage.rows import GraphBlobRow, GraphCheckpointRow, GraphThreadRow, GraphWriteRow
+from tether.storage.rows import (
+    GraphBlobRow,
+    GraphCheckpointPut,
+    GraphCheckpointRow,
+    GraphThreadRow,
+    GraphWriteRow,
+    GraphWritesPut,
+)
 from tether.validation import guarded, identifier
 
 KNOWN_THREADS = 10_000
@@ -44,29 +53,19 @@ PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
 @dataclass(frozen=True)
-class GraphCheckpointWrite:
-    """One checkpoint of a thread, ready to store."""
+class GraphCheckpointWrite(GraphCheckpointPut):
+    """One checkpoint of a thread, ready to store, and where it leaves the run."""
 
-    checkpoint: GraphCheckpointRow
-    blobs: Sequence[GraphBlobRow]
-    """The channel values new in this checkpoint."""
-    graph_run_id: str | None = None
-    """LangGraph's run id (metadata ``run_id``), for ``delete_for_runs``."""
     step: int = 0
     next_nodes: Sequence[str] = ()
     """The nodes the checkpoint has yet to run (none: the graph finished)."""
 
 
 @dataclass(frozen=True)
-class GraphTaskWrites:
+class GraphTaskWrites(GraphWritesPut):
     """A task's pending writes against a checkpoint, what they mean for the run (its
     ``interrupt()`` calls, the error it raised) and whether they replace earlier ones."""
 
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    writes: Sequence[GraphWriteRow]
-    replace: bool = False
     interrupts: Sequence[GraphInterrupt] = ()
     failure: str | None = None
     """The error's type and redacted message, when the task raised."""
@@ -111,13 +110,23 @@ class Graphs:
         interrupts open a wait each (an approval request or a question) and put the run in
         the matching waiting status; a failure (a node raised) marks it ``failed``.
         """
+        self.writer(principal).write(items)
+
+    def writer(self, principal: Principal) -> GraphWriter:
+        """:meth:`write` for one principal, authorized here once: a checkpointer's writes
+        (one a step) pay neither the permission map nor the argument walk again."""
         authorize(principal, "graphs.write")
-        for item in items:
-            identifier("thread_id", _thread_of(item))
+        return GraphWriter(self._write, principal)
+
+    def _write(self, principal: Principal, items: Sequence[GraphWrite]) -> None:
         now = self._clock.now()
+        tenant = principal.tenant_id
         moved: dict[tuple[str, str], GraphThreadRow] = {}
         try:
-            with self._storage.transaction(principal.tenant_id) as txn:
+            if self._plain(tenant, items, now):
+                self._storage.write_graph_step(tenant, items)
+                return
+            with self._storage.transaction(tenant) as txn:
                 for item in items:
                     if isinstance(item, GraphCheckpointWrite):
                         self._checkpoint_txn(txn, principal, item, now, moved)
@@ -129,6 +138,23 @@ class Graphs:
         if len(self._threads) > KNOWN_THREADS:
             self._threads.clear()
         self._threads.update(moved)
+
+    def _plain(self, tenant: str, items: Sequence[GraphWrite], now: datetime) -> bool:
+        """Whether no item changes a run row: checkpoints of a running graph this process
+        wrote a moment ago that still has nodes to run (or of its subgraphs), and writes
+        without interrupts or errors."""
+        for item in items:
+            if isinstance(item, GraphTaskWrites):
+                if item.interrupts or item.failure is not None:
+                    return False
+                continue
+            row = item.checkpoint
+            known = self._threads.get((tenant, row.thread_id))
+            if known is None or not recent(known, now):
+                return False
+            if row.checkpoint_ns == "" and not item.next_nodes:
+                return False  # the graph finished: its run completes
+        return True
 
     def _checkpoint_txn(
         self,
@@ -142,22 +168,43 @@ class Graphs:
         key = (principal.tenant_id, row.thread_id)
         nodes = ",".join(write.next_nodes)
         status = RunStatus.RUNNING if nodes else RunStatus.COMPLETED
-        known = moved.get(key) or self._threads.get(key)
-        if row.checkpoint_ns == "" and known is not None and fresh(known, status, now):
+        root = row.checkpoint_ns == ""
+        known = (moved.get(key) or self._threads.get(key)) if root else None
+        if known is not None and recent(known, now):
             # A step of a running graph: this process wrote its run row a moment ago.
-            txn.put_graph_checkpoint(
-                principal.tenant_id, row, graph_run_id=write.graph_run_id, blobs=write.blobs
-            )
-            return
-        thread = self._runs.ensure_thread_txn(txn, principal, row.thread_id, now)
+            thread = known
+        else:
+            thread = self._runs.ensure_thread_txn(txn, principal, row.thread_id, now)
         txn.put_graph_checkpoint(
             principal.tenant_id, row, graph_run_id=write.graph_run_id, blobs=write.blobs
         )
-        if row.checkpoint_ns == "" and not self._runs.still_waiting_txn(
-            txn, principal.tenant_id, thread, row.checkpoint_id
-        ):
-            move = RunMove(status=status, node=nodes or END_NODE, steps=write.step)
-            moved[key] = self._runs.move_txn(txn, principal, thread, move, now)
+        if not root:
+            return
+        if fresh(thread, status, now):
+            moved[key] = thread
+            return
+        move = RunMove(status=status, node=nodes or END_NODE, steps=write.step)
+        settled = self._settle_txn(txn, principal, thread, row.checkpoint_id, move, now)
+        if settled is None:  # the remembered row was stale: read it and move again
+            thread = self._runs.ensure_thread_txn(txn, principal, row.thread_id, now)
+            settled = self._settle_txn(txn, principal, thread, row.checkpoint_id, move, now)
+        moved[key] = _current(settled)
+
+    def _settle_txn(
+        self,
+        txn: Transaction,
+        principal: Principal,
+        thread: GraphThreadRow,
+        checkpoint_id: str,
+        move: RunMove,
+        now: datetime,
+    ) -> GraphThreadRow | None:
+        """The run row after a root checkpoint: as it was while the run waits on an
+        interrupt of this checkpoint or a later one, else moved (``None``: ``thread`` was
+        stale, nothing written)."""
+        if self._runs.still_waiting_txn(txn, principal.tenant_id, thread, checkpoint_id):
+            return thread
+        return self._runs.move_txn(txn, principal, thread, move, now)
 
     def _task_writes_txn(
         self,
@@ -183,7 +230,9 @@ class Graphs:
         if move is None and task.failure is not None:
             move = RunMove(status=RunStatus.FAILED, node=task.node, error=task.failure)
         if move is not None:
-            moved[(tenant, task.thread_id)] = self._runs.move_txn(txn, principal, thread, move, now)
+            moved[(tenant, task.thread_id)] = _current(
+                self._runs.move_txn(txn, principal, thread, move, now)
+            )
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -237,6 +286,33 @@ class Graphs:
             thread = txn.get_graph_thread(tenant, thread_id)
             return None if thread is None else txn.get_run(tenant, thread.run_id)
 
+    def timeline(self, principal: Principal, run_id: str) -> list[GraphCheckpointView]:
+        """The checkpoints of the LangGraph thread behind run ``run_id``, oldest first,
+        each with what changed, what its step left pending and the interrupts it raised
+        (empty for a run that is not a LangGraph thread; at most :data:`MAX_LIST`, the
+        newest)."""
+        authorize(principal, "graphs.timeline")
+        tenant = principal.tenant_id
+        parse_id(run_id, what="run id")
+        with self._storage.transaction(tenant, write=False) as txn:
+            if txn.get_run(tenant, run_id) is None:
+                raise NotFound(f"run {run_id} does not exist in tenant {tenant!r}")
+            thread_id = txn.graph_thread_of_run(tenant, run_id)
+            if thread_id is None:
+                return []
+            rows = txn.list_graph_checkpoints(
+                tenant,
+                thread_id=thread_id,
+                checkpoint_ns=None,
+                checkpoint_id=None,
+                before=None,
+                filter_json="{}",
+                limit=MAX_LIST,
+            )
+            writes = txn.list_graph_thread_writes(tenant, thread_id)
+            waits = txn.list_waits(tenant, run_id=run_id, limit=MAX_LIST)
+        return timeline(rows, writes, waits)
+
     def resume_values(self, principal: Principal, thread_id: str) -> dict[str, Any]:
         """What each interrupt of the thread decided in Tether resumes with, by interrupt
         id (see :func:`tether.runs.graph_runs.resume_values`)."""
@@ -265,7 +341,7 @@ class Graphs:
             status = RunStatus(thread.status)
             final = status if status in FINISHED else RunStatus.CANCELLED
             move = RunMove(status=final, node=END_NODE, event="graph.thread_deleted")
-            self._runs.move_txn(txn, principal, thread, move, now)
+            _current(self._runs.move_txn(txn, principal, thread, move, now))
 
     def delete_for_runs(self, principal: Principal, graph_run_ids: Sequence[str]) -> None:
         """Delete every checkpoint (and its writes) that these LangGraph runs wrote."""
@@ -316,6 +392,32 @@ class Graphs:
                 prune_thread_txn(txn, tenant, thread_id)
 
 
+class GraphWriter:
+    """Writes a checkpointer hands over, as one principal, authorized when made
+    (:meth:`Graphs.writer`). Each thread id is checked the first time it is written."""
+
+    def __init__(
+        self, write: Callable[[Principal, Sequence[GraphWrite]], None], principal: Principal
+    ) -> None:
+        self._write = write
+        self._principal = principal
+        self._checked: set[str] = set()
+
+    def write(self, items: Sequence[GraphWrite]) -> None:
+        """See :meth:`Graphs.write`."""
+        for item in items:
+            if isinstance(item, GraphTaskWrites):
+                thread_id = item.thread_id
+            else:
+                thread_id = item.checkpoint.thread_id
+            if thread_id not in self._checked:
+                identifier("thread_id", thread_id)
+                if len(self._checked) >= KNOWN_THREADS:
+                    self._checked.clear()
+                self._checked.add(thread_id)
+        self._write(self._principal, items)
+
+
 def prune_thread_txn(txn: Transaction, tenant_id: str, thread_id: str) -> None:
     """Keep each namespace's latest checkpoint of the thread, its writes and the values
     it reads; delete the rest. Run retention compacts a thread's run with this."""
@@ -323,8 +425,11 @@ def prune_thread_txn(txn: Transaction, tenant_id: str, thread_id: str) -> None:
     collect_blobs_txn(txn, tenant_id, thread_id)
 
 
-def _thread_of(item: GraphWrite) -> str:
-    return item.checkpoint.thread_id if isinstance(item, GraphCheckpointWrite) else item.thread_id
+def _current(thread: GraphThreadRow | None) -> GraphThreadRow:
+    """A run row moved from one read in the same transaction (which cannot be stale)."""
+    if thread is None:
+        raise Conflict("the thread's run changed while it was being written; retry")
+    return thread
 
 
 def _stored(txn: Transaction, tenant: str, row: GraphCheckpointRow) -> StoredGraphCheckpoint:

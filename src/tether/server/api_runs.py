@@ -14,6 +14,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from tether.errors import InvalidInput
+from tether.runs.graph_timeline import GraphCheckpointView
 from tether.runs.handoff import HandoffDocument
 from tether.runs.inbox import InboxMessage
 from tether.runs.listing import RunQuery
@@ -225,6 +226,26 @@ def run_checkpoints(
     one (`kind`). Needs `runs.read`."""
     checkpoints = app.runs.checkpoints(caller, run_id)
     return paginate(checkpoints, lambda checkpoint: checkpoint.seq, cursor=cursor, limit=limit)
+
+
+@router.get(
+    "/runs/{run_id}/graph-checkpoints",
+    summary="A LangGraph thread's checkpoints",
+    response_model=Page[GraphCheckpointView],
+)
+def run_graph_checkpoints(
+    run_id: RunId, app: TetherApp, caller: Caller, cursor: Cursor = None, limit: Limit = 50
+) -> Page[GraphCheckpointView]:
+    """The checkpoints of the LangGraph thread behind the run (workflow `langgraph`,
+    version 0), oldest first: step, source, the channels each changed since the one
+    before, the pending writes of its step (task, node, channel and size, never the
+    value) and the interrupts it raised with their waits. Empty for any other run. Needs
+    `runs.read`."""
+    entries = list(enumerate(app.graphs.timeline(caller, run_id)))
+    page = paginate(entries, lambda pair: pair[0], cursor=cursor, limit=limit)
+    return Page[GraphCheckpointView](
+        items=[view for _, view in page.items], next_cursor=page.next_cursor
+    )
 
 
 @router.get("/runs/{run_id}/journal", summary="A run's journal", response_model=Page[JournalEntry])

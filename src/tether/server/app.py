@@ -82,6 +82,7 @@ NOT_OVER_HTTP: MappingProxyType[str, str] = MappingProxyType(
         "graphs.resume_values": _GRAPHS,
         "graphs.thread_run": _GRAPHS,
         "graphs.write": _GRAPHS,
+        "graphs.writer": _GRAPHS,
         "graph_store.delete": _GRAPH_STORE,
         "graph_store.get": _GRAPH_STORE,
         "graph_store.namespaces": _GRAPH_STORE,

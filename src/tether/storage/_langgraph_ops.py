@@ -4,6 +4,7 @@ named queries."""
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -13,10 +14,14 @@ from tether import canonical
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     GraphBlobRow,
+    GraphCheckpointPut,
     GraphCheckpointRow,
+    GraphPut,
     GraphRunUpdate,
     GraphThreadRow,
     GraphWriteRow,
+    GraphWritesPut,
+    GraphWriteSummaryRow,
     StoreItemRow,
 )
 
@@ -72,6 +77,7 @@ class LangGraphOps(QueryTransaction):
                 "event_seq": update.event_seq,
                 "updated_at": self._ts_in(update.updated_at),
                 "updated_by": update.updated_by,
+                "expected_event_seq": update.expected_event_seq,
             },
         )
         return bool(rows)
@@ -91,39 +97,10 @@ class LangGraphOps(QueryTransaction):
     ) -> None:
         """Store the checkpoint (replacing one with its id) and the channel values it
         introduces; a value already stored at its version is kept."""
-        thread = {"tenant_id": tenant_id, "thread_id": row.thread_id}
+        put = GraphCheckpointPut(row, blobs, graph_run_id)
         if blobs:
-            self._fetch_many(
-                "insert_graph_blob",
-                [
-                    {
-                        **thread,
-                        "checkpoint_ns": blob.checkpoint_ns,
-                        "channel": blob.channel,
-                        "version": blob.version,
-                        "type": blob.type,
-                        "data": blob.data,
-                        "base_version": blob.base_version,
-                        "keep": blob.keep,
-                    }
-                    for blob in blobs
-                ],
-            )
-        self._fetch(
-            "upsert_graph_checkpoint",
-            {
-                **thread,
-                "checkpoint_ns": row.checkpoint_ns,
-                "checkpoint_id": row.checkpoint_id,
-                "parent_checkpoint_id": row.parent_checkpoint_id,
-                "graph_run_id": graph_run_id,
-                "checkpoint": row.checkpoint_json,
-                "metadata": row.metadata_json,
-                "blob_channels": canonical.dumps(list(row.blob_channels), trusted=True),
-                "inline_type": row.inline_type,
-                "inline_data": row.inline_data,
-            },
-        )
+            self._fetch_many("insert_graph_blob", _blob_params(tenant_id, put))
+        self._fetch_many("upsert_graph_checkpoint", [_checkpoint_params(tenant_id, put)])
 
     def put_graph_writes(
         self,
@@ -136,23 +113,9 @@ class LangGraphOps(QueryTransaction):
         replace: bool,
     ) -> None:
         """Store a task's writes; an existing (task, index) is kept unless ``replace``."""
+        put = GraphWritesPut(thread_id, checkpoint_ns, checkpoint_id, writes, replace)
         self._fetch_many(
-            "upsert_graph_write" if replace else "insert_graph_write",
-            [
-                {
-                    "tenant_id": tenant_id,
-                    "thread_id": thread_id,
-                    "checkpoint_ns": checkpoint_ns,
-                    "checkpoint_id": checkpoint_id,
-                    "task_id": write.task_id,
-                    "idx": write.idx,
-                    "channel": write.channel,
-                    "type": write.type,
-                    "data": write.data,
-                    "task_path": write.task_path,
-                }
-                for write in writes
-            ],
+            "upsert_graph_write" if replace else "insert_graph_write", _write_params(tenant_id, put)
         )
 
     def get_graph_checkpoint(
@@ -240,6 +203,27 @@ class LangGraphOps(QueryTransaction):
                 channel=row["channel"],
                 type=row["type"],
                 data=_bytes(row["data"]),
+                task_path=row["task_path"],
+            )
+            for row in rows
+        ]
+
+    def list_graph_thread_writes(
+        self, tenant_id: str, thread_id: str
+    ) -> list[GraphWriteSummaryRow]:
+        """Every pending write of the thread, by checkpoint, without the values."""
+        rows = self._fetch(
+            "list_graph_thread_writes", {"tenant_id": tenant_id, "thread_id": thread_id}
+        )
+        return [
+            GraphWriteSummaryRow(
+                checkpoint_ns=row["checkpoint_ns"],
+                checkpoint_id=row["checkpoint_id"],
+                task_id=row["task_id"],
+                idx=int(row["idx"]),
+                channel=row["channel"],
+                type=row["type"],
+                size=int(row["size"] or 0),
                 task_path=row["task_path"],
             )
             for row in rows
@@ -439,6 +423,87 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
         inline_type=row["inline_type"],
         inline_data=_bytes(row["inline_data"]),
     )
+
+
+def graph_statements(
+    queries: Mapping[str, str], tenant_id: str, items: Sequence[GraphPut]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The statements (text from ``queries``) that store ``items``, in order, each with
+    its rows of parameters: a checkpoint's values (one statement for all of them), the
+    checkpoint, a task's writes (one statement)."""
+    statements: list[tuple[str, list[dict[str, Any]]]] = []
+    for item in items:
+        if isinstance(item, GraphWritesPut):
+            sql = queries["upsert_graph_write" if item.replace else "insert_graph_write"]
+            statements.append((sql, _write_params(tenant_id, item)))
+            continue
+        if item.blobs:
+            statements.append((queries["insert_graph_blob"], _blob_params(tenant_id, item)))
+        statements.append(
+            (queries["upsert_graph_checkpoint"], [_checkpoint_params(tenant_id, item)])
+        )
+    return statements
+
+
+def _write_params(tenant_id: str, put: GraphWritesPut) -> list[dict[str, Any]]:
+    thread_id, ns, checkpoint_id = put.thread_id, put.checkpoint_ns, put.checkpoint_id
+    return [
+        {
+            "tenant_id": tenant_id,
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+            "task_id": write.task_id,
+            "idx": write.idx,
+            "channel": write.channel,
+            "type": write.type,
+            "data": write.data,
+            "task_path": write.task_path,
+        }
+        for write in put.writes
+    ]
+
+
+def _blob_params(tenant_id: str, put: GraphCheckpointPut) -> list[dict[str, Any]]:
+    thread_id = put.checkpoint.thread_id
+    return [
+        {
+            "tenant_id": tenant_id,
+            "thread_id": thread_id,
+            "checkpoint_ns": blob.checkpoint_ns,
+            "channel": blob.channel,
+            "version": blob.version,
+            "type": blob.type,
+            "data": blob.data,
+            "base_version": blob.base_version,
+            "keep": blob.keep,
+        }
+        for blob in put.blobs
+    ]
+
+
+def _checkpoint_params(tenant_id: str, put: GraphCheckpointPut) -> dict[str, Any]:
+    row = put.checkpoint
+    return {
+        "tenant_id": tenant_id,
+        "thread_id": row.thread_id,
+        "checkpoint_ns": row.checkpoint_ns,
+        "checkpoint_id": row.checkpoint_id,
+        "parent_checkpoint_id": row.parent_checkpoint_id,
+        "graph_run_id": put.graph_run_id,
+        "checkpoint": row.checkpoint_json,
+        "metadata": row.metadata_json,
+        "blob_channels": _channels_json(row.blob_channels),
+        "inline_type": row.inline_type,
+        "inline_data": row.inline_data,
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _channels_json(channels: tuple[str, ...]) -> str:
+    """The channels a checkpoint stores apart, as JSON: a graph's checkpoints name the same
+    few sets over and over."""
+    return canonical.dumps(list(channels), trusted=True)
 
 
 def _bytes(value: Any) -> bytes | None:

@@ -10,7 +10,7 @@ component (:mod:`tether.storage.stores`); the rows crossing the boundary are in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Literal, Protocol
 
@@ -20,6 +20,7 @@ from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
     ComponentVersion,
+    GraphPut,
     MemoryCandidate,
     MemoryDecisionRow,
     MemoryHoldRow,
@@ -124,6 +125,12 @@ class Storage(Protocol):
             RunCancelled: cancellation was requested and ``write.cancellable``; nothing
                 was written.
         """
+        ...
+
+    def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        """Store checkpoints and pending writes of LangGraph threads, in order, in one
+        transaction: a step of a running graph, whose run row needs no change. One commit
+        on SQLite, one round trip on PostgreSQL."""
         ...
 
     def wakeups(self) -> Wakeups:

@@ -13,6 +13,7 @@ from tether.storage.rows import (
     GraphRunUpdate,
     GraphThreadRow,
     GraphWriteRow,
+    GraphWriteSummaryRow,
     StoreItemRow,
 )
 
@@ -69,6 +70,9 @@ class LangGraphStore(Protocol):
     def list_graph_writes(
         self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str
     ) -> list[GraphWriteRow]: ...
+    def list_graph_thread_writes(
+        self, tenant_id: str, thread_id: str
+    ) -> list[GraphWriteSummaryRow]: ...
     def delete_graph_thread(self, tenant_id: str, thread_id: str) -> str | None: ...
     def list_graph_checkpoints_of_run(
         self, tenant_id: str, graph_run_id: str

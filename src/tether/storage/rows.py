@@ -369,6 +369,9 @@ class GraphRunUpdate:
     event_seq: int
     updated_at: datetime
     updated_by: str
+    expected_event_seq: int
+    """The row is updated only if its ``event_seq`` is still this (the row the update was
+    made from is current)."""
 
 
 @dataclass(frozen=True)
@@ -417,6 +420,48 @@ class GraphWriteRow:
     type: str
     data: bytes | None
     task_path: str = ""
+
+
+@dataclass(frozen=True)
+class GraphCheckpointPut:
+    """A checkpoint to store with the channel values it introduces."""
+
+    checkpoint: GraphCheckpointRow
+    blobs: Sequence[GraphBlobRow]
+    """The channel values new in this checkpoint."""
+    graph_run_id: str | None = None
+    """LangGraph's run id (metadata ``run_id``), for ``delete_for_runs``."""
+
+
+@dataclass(frozen=True)
+class GraphWritesPut:
+    """A task's pending writes to store against a checkpoint (an existing (task, index)
+    is kept unless ``replace``)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    writes: Sequence[GraphWriteRow]
+    replace: bool = False
+
+
+GraphPut = GraphCheckpointPut | GraphWritesPut
+"""One item of :meth:`tether.storage.base.Storage.write_graph_step`."""
+
+
+@dataclass(frozen=True)
+class GraphWriteSummaryRow:
+    """A pending write as a timeline shows it: where it belongs, what it writes, and the
+    size of its serialized value (not the value)."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    task_id: str
+    idx: int
+    channel: str
+    type: str
+    size: int
+    task_path: str
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ time (on SQLite, a second writer would sleep in the busy handler).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -42,20 +43,32 @@ class GroupCommit:
         checkpoint) to share a transaction with.
         """
         ticket = _Ticket(item)
-        with self._ready:
-            self._pending.append(ticket)
-            if wait:
-                self._ready.wait_for(lambda: ticket.done, timeout=self._window)
-        if not ticket.done:
-            self.flush()
+        if not wait:
+            self._commit(ticket)
+        else:
+            with self._ready:
+                self._pending.append(ticket)
+                end = time.monotonic() + self._window
+                while not ticket.done:
+                    left = end - time.monotonic()
+                    if left <= 0 or not self._ready.wait(left):
+                        break
+            if not ticket.done:
+                self._commit(None)
         if ticket.error is not None:
             raise ticket.error
 
     def flush(self) -> None:
         """Commit everything handed over so far."""
+        self._commit(None)
+
+    def _commit(self, own: _Ticket | None) -> None:
+        """Commit what waits, and ``own`` last, in one transaction; wake the waiters."""
         with self._committing:
             with self._ready:
                 batch, self._pending = self._pending, []
+            if own is not None:
+                batch.append(own)
             if not batch:
                 return
             try:
@@ -65,6 +78,8 @@ class GroupCommit:
                     batch[0].error = exc
                 else:
                     self._one_by_one(batch)
+            if own is not None and len(batch) == 1:
+                return  # nobody waits
             with self._ready:
                 for ticket in batch:
                     ticket.done = True

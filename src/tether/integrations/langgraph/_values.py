@@ -78,11 +78,26 @@ class ChannelValues:
         """The scalars inline; a row for each other value at a new version: a list that
         grew from its version in the parent checkpoint as the items appended, anything
         else whole."""
-        inline = {channel: value for channel, value in values.items() if _inline(value)}
-        apart = tuple(channel for channel in values if channel not in inline)
-        parent = self._parent_versions(thread_id, checkpoint_ns, parent_id) if apart else {}
+        inline: dict[str, Any] = {}
+        others: list[str] = []
+        for channel, value in values.items():
+            kind = type(value)
+            if (
+                value is None
+                or kind is int
+                or kind is bool
+                or kind is float
+                or (kind is str and len(value) <= INLINE_TEXT)
+            ):
+                inline[channel] = value
+            else:
+                others.append(channel)
+        apart = tuple(others)
         rows: list[GraphBlobRow] = []
         lists: dict[tuple[str, str, str], _Known] = {}
+        if not apart:
+            return Encoded(serde.dumps_typed(inline) if inline else None, apart, rows, lists)
+        parent = self._parent_versions(thread_id, checkpoint_ns, parent_id)
         for channel in apart:
             if channel not in new_versions:
                 continue
@@ -114,7 +129,10 @@ class ChannelValues:
         versions: Mapping[str, Any],
         encoded: Encoded,
     ) -> None:
-        """Remember a checkpoint that was stored, so its child can extend its lists."""
+        """Remember a checkpoint that was stored, so its child can extend its lists (one
+        whose values all travel inline leaves nothing to extend)."""
+        if not encoded.blob_channels:
+            return
         with self._lock:
             for key, known in encoded.lists.items():
                 self._remember_list(key, known)
@@ -212,13 +230,6 @@ def _value(serde: SerializerProtocol, channel: str, chain: Sequence[GraphBlobRow
         appended = serde.loads_typed((row.type, row.data or b""))
         value = list(value[: row.keep]) + list(appended)
     return value
-
-
-def _inline(value: Any) -> bool:
-    kind = type(value)
-    if kind is str:
-        return len(value) <= INLINE_TEXT
-    return value is None or kind is bool or kind is int or kind is float
 
 
 def _common_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:

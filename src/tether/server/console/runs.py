@@ -4,15 +4,18 @@ The list filters by status, workflow and age, newest first, a page at a time. A 
 of a tenant sees its own tenant's runs (``app.runs.page``); a platform administrator picks
 a tenant and sees its run rows (``app.platform.runs``), without their content. The
 timeline shows everything the run recorded: events, checkpoints with the changes between
-consecutive ones, effects with their keys and outcomes, steps, waits and approvals (open
-ones with their decision form), and the handoff document; operators' reasons cited by
-digest are shown as their text to those who may read the notes; and the runbook forms
-that fit the run's status (:mod:`tether.server.console.runbook`).
+consecutive ones (for a LangGraph thread's run, the thread's checkpoints: step, source,
+changed channels, pending writes and interrupts), effects with their keys and outcomes,
+steps, waits and approvals (open ones with their decision form), and the handoff
+document; operators' reasons cited by digest are shown as their text to those who may
+read the notes; and the runbook forms that fit the run's status
+(:mod:`tether.server.console.runbook`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Annotated
 
@@ -21,8 +24,9 @@ from fastapi.responses import HTMLResponse, PlainTextResponse
 
 from tether.errors import InvalidInput
 from tether.permissions import OPERATIONS, allows
+from tether.runs.graph_runs import is_graph_run
 from tether.runs.listing import RunQuery
-from tether.runs.models import JournalKind, Run, RunStatus, WaitStatus
+from tether.runs.models import JournalKind, Run, RunEvent, RunStatus, WaitStatus
 from tether.server.console.approvals import may_decide
 from tether.server.console.common import LoggedIn, Site, operator_notes, show
 from tether.server.console.runbook import available, node_names
@@ -93,6 +97,7 @@ def runs_page(
         "runs.html",
         session,
         runs=rows[:PAGE],
+        graph_runs={run.run_id for run in rows if is_graph_run(run)},
         more=rows[PAGE - 1].run_id if len(rows) > PAGE else "",
         statuses=list(RunStatus),
         ages=AGES,
@@ -116,6 +121,7 @@ def run_page(request: Request, site: Site, session: LoggedIn, run_id: str) -> HT
         if wait.kind is JournalKind.APPROVAL and wait.status is WaitStatus.OPEN
     ]
     events = runs.events(principal, run_id)
+    graph = is_graph_run(run)
     handoff = runs.handoff_document(principal, run_id)
     cited = [handoff.model_dump_json(), run.cancel_reason or ""]
     cited += [json.dumps(event.data, default=str) for event in events]
@@ -127,6 +133,9 @@ def run_page(request: Request, site: Site, session: LoggedIn, run_id: str) -> HT
         run=run,
         events=events,
         checkpoints=checkpoint_views(runs.checkpoints(principal, run_id)),
+        graph=graph,
+        thread_id=graph_thread_id(events) if graph else "",
+        graph_checkpoints=site.app.graphs.timeline(principal, run_id) if graph else [],
         effects=journal_views(journal, kinds=[JournalKind.EFFECT]),
         steps=journal_views(journal, kinds=[JournalKind.STEP]),
         waits=waits,
@@ -139,6 +148,14 @@ def run_page(request: Request, site: Site, session: LoggedIn, run_id: str) -> HT
         actions=available(run),
         nodes=node_names(site.workflows, run),
     )
+
+
+def graph_thread_id(events: Sequence[RunEvent]) -> str:
+    """The LangGraph thread a run checkpoints (its first event names it)."""
+    for event in events:
+        if event.type == "graph.thread_started":
+            return str(event.data.get("thread_id", ""))
+    return ""
 
 
 @router.get("/runs/{run_id}/handoff.md", response_class=PlainTextResponse)

@@ -44,7 +44,7 @@ from tether.errors import (
 )
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
-from tether.storage._langgraph_ops import LangGraphOps
+from tether.storage._langgraph_ops import LangGraphOps, graph_statements
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -62,6 +62,8 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.storage.postgres.wakeups import PostgresWakeups
+from tether.storage.rows import GraphPut
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.postgres"
@@ -211,46 +213,6 @@ class PostgresTransaction(
         if not isinstance(value, datetime):
             raise StorageError(f"expected a timestamp from PostgreSQL, got {type(value).__name__}")
         return to_utc(value)
-
-
-class PostgresWakeups:
-    """Wakes an idle worker on ``NOTIFY tether_runs`` (sent at commit by runs 0004's
-    triggers), on a connection of its own outside the pool.
-
-    A lost connection is opened again on the next wait, which then returns at once: what
-    was notified meanwhile is lost, so the worker looks for work.
-    """
-
-    def __init__(self, conninfo: str, listen: str, connect_timeout: int) -> None:
-        self._conninfo = conninfo
-        self._listen = listen
-        self._timeout = connect_timeout
-        self._conn: psycopg.Connection[Any] | None = None
-
-    def wait(self, timeout_s: float) -> bool:
-        started = time.monotonic()
-        try:
-            if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(
-                    self._conninfo, autocommit=True, connect_timeout=self._timeout
-                )
-                self._conn.execute(self._listen)
-                return True
-            if not list(self._conn.notifies(timeout=timeout_s, stop_after=1)):
-                return False
-            # One look for work answers every notification already here.
-            list(self._conn.notifies(timeout=0))
-            return True
-        except psycopg.Error:
-            log.debug("the wake-up connection failed; polling instead", exc_info=True)
-            self.close()
-            time.sleep(max(0.0, timeout_s - (time.monotonic() - started)))
-            return True
-
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None and not conn.closed:
-            conn.close()
 
 
 class PostgresStorage:
@@ -452,6 +414,25 @@ class PostgresStorage:
                 raise LeaseLost() from None
             if exc.sqlstate == "TT002":
                 raise RunCancelled() from None
+            self._fail(exc)
+        except PoolTimeout as exc:
+            self._fail(exc)
+
+    def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        """The statements as one multi-statement query (see :meth:`write_step`): one
+        round trip, with the tenant set first."""
+        try:
+            with self._pool.connection() as conn:
+                self._start_session(conn)
+                cursor = psycopg.ClientCursor(conn)
+                nonce, signature = sign_tenant(self._tenant_key, tenant_id, conn.info.backend_pid)
+                parts = [cursor.mogrify(_SET_CONTEXT, (APP_ROLE, tenant_id, nonce, signature))]
+                for sql, rows in graph_statements(self._queries, tenant_id, items):
+                    for params in rows:
+                        check_params(params)
+                        parts.append(cursor.mogrify(sql, params))
+                cursor.execute(";\n".join(parts))
+        except pg_errors.Error as exc:
             self._fail(exc)
         except PoolTimeout as exc:
             self._fail(exc)

@@ -15,12 +15,13 @@ VALUES (:tenant_id, :thread_id, :run_id, :created_at)
 SELECT thread_id FROM graph_threads WHERE tenant_id = :tenant_id AND run_id = :run_id
 
 -- name: update_graph_run
--- The run row of a thread, moved by the thread's last checkpoint or pending writes.
+-- The run row of a thread, moved by the thread's last checkpoint or pending writes; only
+-- if no event was added since the row the move was made from (no row returned: stale).
 UPDATE runs
 SET status = :status, current_node = :current_node, steps = :steps, wait_id = :wait_id,
     error = :error, event_seq = :event_seq, updated_at = :updated_at,
     updated_by = :updated_by, version = version + 1
-WHERE tenant_id = :tenant_id AND run_id = :run_id
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND event_seq = :expected_event_seq
 RETURNING version
 
 -- name: delete_run_retained
@@ -114,6 +115,14 @@ FROM graph_writes
 WHERE tenant_id = :tenant_id AND thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns
   AND checkpoint_id = :checkpoint_id
 ORDER BY task_path, task_id, idx
+
+-- name: list_graph_thread_writes
+-- Every pending write of a thread, without its value (a timeline shows what and how big).
+SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, LENGTH(data) AS size,
+       task_path
+FROM graph_writes
+WHERE tenant_id = :tenant_id AND thread_id = :thread_id
+ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx
 
 -- name: delete_graph_thread_writes
 DELETE FROM graph_writes WHERE tenant_id = :tenant_id AND thread_id = :thread_id

@@ -12,10 +12,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, suppress
 from datetime import datetime
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, NoReturn
 
 from tether import canonical
@@ -30,7 +31,7 @@ from tether.errors import (
 )
 from tether.keys import Keyring
 from tether.redaction import redact
-from tether.storage._langgraph_ops import LangGraphOps
+from tether.storage._langgraph_ops import LangGraphOps, graph_statements
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -48,6 +49,7 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.storage.rows import GraphPut
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -321,14 +323,18 @@ class SQLiteStorage:
         with suppress(sqlite3.Error):
             conn.close()
 
-    def _fail(self, conn: sqlite3.Connection, exc: sqlite3.Error) -> NoReturn:
-        """Roll back what is open, translate ``exc``, and drop the connection unless the
-        fault was only another writer's lock."""
+    def _roll_back(self, conn: sqlite3.Connection) -> None:
+        """Roll back what is open on ``conn``; a connection that cannot is dropped."""
         try:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         except sqlite3.Error:
             self._discard_connection()
+
+    def _fail(self, conn: sqlite3.Connection, exc: sqlite3.Error) -> NoReturn:
+        """Roll back what is open, translate ``exc``, and drop the connection unless the
+        fault was only another writer's lock."""
+        self._roll_back(conn)
         try:
             translate_error(exc, self.path)
         except StorageUnavailable:
@@ -336,35 +342,8 @@ class SQLiteStorage:
                 self._discard_connection()
             raise
 
-    @contextmanager
-    def _begin(self, write: bool) -> Iterator[SQLiteTransaction]:
-        conn = self._connection()
-        if conn.in_transaction:
-            raise StorageError(
-                "a transaction is already open on this thread; finish it before opening another"
-            )
-        try:
-            try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            except sqlite3.Error as exc:
-                self._fail(conn, exc)
-            try:
-                yield SQLiteTransaction(conn, self._queries)
-            except sqlite3.Error as exc:
-                self._fail(conn, exc)
-            except BaseException:
-                try:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    self._discard_connection()
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._fail(conn, exc)
-        finally:
-            self._release_connection()
+    def _begin(self, write: bool) -> _Transaction:
+        return _Transaction(self, write)
 
     def transaction(
         self, tenant_id: str, *, write: bool = True
@@ -385,6 +364,15 @@ class SQLiteStorage:
     def write_step(self, write: StepWrite) -> tuple[int, bool]:
         with self._begin(True) as txn:
             return txn.write_step_txn(write)
+
+    def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
+        statements = graph_statements(self._queries, tenant_id, items)
+        for _, rows in statements:
+            for params in rows:
+                check_params(params)
+        with self._begin(True) as txn:
+            for sql, rows in statements:
+                txn.connection.executemany(sql, rows)
 
     def wakeups(self) -> SQLiteWakeups:
         return SQLiteWakeups(self.path, self._queries["data_version"])
@@ -509,3 +497,52 @@ def split_statements(script: str) -> list[str]:
     ):
         raise StorageError(f"incomplete SQL statement in migration: {rest.strip()[:80]}")
     return statements
+
+
+class _Transaction:
+    """One transaction on this thread's connection: a class rather than a generator, as
+    one is opened at every step of every run. Commits when the block ends without an
+    error; a driver error is rolled back and translated (:meth:`SQLiteStorage._fail`),
+    any other rolled back and left to propagate."""
+
+    __slots__ = ("_conn", "_storage", "_write")
+
+    def __init__(self, storage: SQLiteStorage, write: bool) -> None:
+        self._storage = storage
+        self._write = write
+
+    def __enter__(self) -> SQLiteTransaction:
+        storage = self._storage
+        conn = self._conn = storage._connection()
+        if conn.in_transaction:
+            raise StorageError(
+                "a transaction is already open on this thread; finish it before opening another"
+            )
+        try:
+            conn.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
+        except sqlite3.Error as exc:
+            try:
+                storage._fail(conn, exc)
+            finally:
+                storage._release_connection()
+        return SQLiteTransaction(conn, storage._queries)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        storage, conn = self._storage, self._conn
+        try:
+            if error is None:
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    storage._fail(conn, exc)
+            elif isinstance(error, sqlite3.Error):
+                storage._fail(conn, error)
+            else:
+                storage._roll_back(conn)
+        finally:
+            storage._release_connection()
