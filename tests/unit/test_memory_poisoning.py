@@ -149,3 +149,28 @@ def test_made_up_words_are_never_held() -> None:
         for word in [lambda: "".join(rng.choice(string.ascii_lowercase) for _ in range(7))]
     ]
     assert all(d.verdict is Verdict.ALLOWED for d in decisions(corpus, None))
+
+
+def test_everyday_idioms_of_giving_are_not_data_sent_away() -> None:
+    """'Give it a try' is chat, not exfiltration: an idiom must not hold a person's words."""
+    texts = [
+        "Sam: That recipe looks great, I'll give it a try this weekend.",
+        "Give it a shot, the trail is easy and the view is worth it.",
+        "I'm going to give it a go at the pottery class on Friday.",
+        "She told me to give it my all at the tryout, and I did.",
+    ]
+    corpus = [
+        Item(
+            text=text,
+            harmful=False,
+            family="idiom",
+            language="en",
+            source_type="human",
+            scope="conversation",
+            kind="event",
+            confidence=0.9,
+            obfuscated=False,
+        )
+        for text in texts
+    ]
+    assert all(d.verdict is Verdict.ALLOWED for d in decisions(corpus, None))

@@ -304,7 +304,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         "stuur_een share_customer gib_kundendaten partage_les comparte_los "
         "condividi_i partilha_os deel_klant to_an_outside an_eine_externe "
         "vers_une_adresse a_una_direccion verso_un_indirizzo para_um_endereco "
-        "naar_een_extern include_the_full paste_the give_it gib_es donne-le dasela "
+        "naar_een_extern include_the_full paste_the gib_es donne-le dasela "
         "dagliela da-lha geef_het reveal hand_me tell_callers private_storage "
         "privates_postfach personal_mailbox boite_personnelle buzon_personal "
         "casella_personale caixa_pessoal persoonlijke_mailbox mit_aus in_je_antwoorden "
