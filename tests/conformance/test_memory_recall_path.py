@@ -203,3 +203,21 @@ def proposal(text: str) -> MemoryProposal:
     return MemoryProposal(
         text=text, scope=Scope.USER, scope_id="u-1", source_type=SourceType.HUMAN, confidence=0.9
     )
+
+
+def test_a_full_text_candidate_outside_the_vector_pool_is_weighed_by_its_cosine(
+    app: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.memory import recall
+
+    monkeypatch.setattr(recall, "POOL", 1)  # two candidates from each search
+    alice = app.tenants.principal("acme", "alice")
+    result = app.memory.recall(
+        alice, "claimant kitchen bicycle photos", SCOPES, limit=1, include_unrelated=True
+    )
+    assert result.hits
+    # Every candidate, the full-text search's as the vector search's, was given its
+    # cosine: the top hit is explained by both scores whichever search found it.
+    for hit in result.hits:
+        if hit.why.get("constraint") is None:
+            assert "cosine" in hit.why

@@ -330,6 +330,8 @@ class Recall:
             if pending is not None:
                 scored = pending()
                 found.semantic.update(scored)
+                lexical_only = [m for m in found.candidates if m not in scored]
+                found.semantic.update(cached.scores_of(search.vector, lexical_only))
                 missing = [m for m in scored if m not in found.candidates]
                 for candidate in txn.get_memory_candidates(owner, missing):
                     found.candidates[candidate.memory_id] = candidate

@@ -52,7 +52,7 @@ class ScopeMatrix:
     sentence vectors has several rows, at most ``rows_per_memory``. ``versions`` are the
     scopes' write counters the rows were read at."""
 
-    __slots__ = ("ids", "matrix", "rows_per_memory", "versions")
+    __slots__ = ("_rows", "ids", "matrix", "rows_per_memory", "versions")
 
     def __init__(
         self,
@@ -67,9 +67,50 @@ class ScopeMatrix:
         self.rows_per_memory = (
             max(Counter(ids).values(), default=1) if rows_per_memory is None else rows_per_memory
         )
+        self._rows: dict[str, list[int]] | None = None
+
+    def rows_of(self, memory_id: str) -> list[int]:
+        """The row numbers of ``memory_id`` (none if it has no vector here); the index is
+        built on first use and kept with the matrix."""
+        if self._rows is None:
+            rows: dict[str, list[int]] = {}
+            for row, owner in enumerate(self.ids):
+                rows.setdefault(owner, []).append(row)
+            self._rows = rows
+        return [row for row in self._rows.get(memory_id, []) if row < len(self.ids)]
+
+    def extend_rows(self, before: ScopeMatrix, added: list[str]) -> None:
+        """Take over the row index of ``before`` (this matrix's first rows) if it was built,
+        extended by the ``added`` rows: a write does not cost the next recall a rebuild.
+        The index is shared, so each matrix reads only the rows it has."""
+        if before._rows is None:
+            return
+        offset = len(before.ids)
+        for row, owner in enumerate(added, start=offset):
+            before._rows.setdefault(owner, []).append(row)
+        self._rows = before._rows
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def scores_of(self, query: Any, memory_ids: Sequence[str]) -> dict[str, float]:
+        """The cosines of ``query`` with the named memories (each by its best row), for
+        candidates the full-text search found outside the vector search's best: recall
+        then weighs every candidate by both its scores, not only the vector's own pool."""
+        import numpy as np
+
+        rows = {m: self.rows_of(m) for m in memory_ids}
+        wanted = [row for found in rows.values() for row in found]
+        if not wanted:
+            return {}
+        scores = self.matrix[wanted] @ np.asarray(query, dtype=np.float32)
+        out: dict[str, float] = {}
+        cursor = 0
+        for memory_id, found in rows.items():
+            if found:
+                out[memory_id] = float(scores[cursor : cursor + len(found)].max())
+                cursor += len(found)
+        return out
 
 
 class ScopeVectors:
@@ -137,9 +178,9 @@ class ScopeVectors:
             matrix = rows if not len(cached) else np.concatenate([cached.matrix, rows])
             # The rows are new memories': the busiest memory is an old one or one of them.
             most = max(cached.rows_per_memory, *Counter(ids).values())
-            self._cache[cache_key] = ScopeMatrix(
-                cached.ids + ids, np.ascontiguousarray(matrix), (current,), most
-            )
+            grown = ScopeMatrix(cached.ids + ids, np.ascontiguousarray(matrix), (current,), most)
+            grown.extend_rows(cached, ids)
+            self._cache[cache_key] = grown
 
     def top_scores(
         self, cached: ScopeMatrix, query: Any, pool: int
