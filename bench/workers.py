@@ -128,8 +128,11 @@ def worker_process(url: str, threads: int, ready: Any, start: Any, results: Any)
         workers = [Worker(app.executor(REGISTRY), app.runs) for _ in range(threads)]
         ready.release()
         start.wait()
+        began = time.process_time()
         claims = run_workers(workers, until_idle=True)
-        results.put((time.time(), claims))
+        commits = app.storage.step_commits  # type: ignore[attr-defined]
+        cpu = time.process_time() - began
+        results.put((time.time(), claims, commits.batches, commits.steps, cpu))
 
 
 def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str, Any]:
@@ -151,7 +154,7 @@ def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str,
     ends = [results.get(timeout=600) for _ in processes]
     for process in processes:
         process.join(timeout=60)
-    elapsed = max(end for end, _ in ends) - began
+    elapsed = max(end[0] for end in ends) - began
     with Tether.open(bench_settings(url)) as app:
         agent = app.tenants.principal(TENANT, "agent")
         unfinished = [
@@ -167,7 +170,11 @@ def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str,
         "steps": steps,
         "seconds": round(elapsed, 3),
         "steps_per_s": round(steps / elapsed, 1),
-        "claims": sorted(claims for _, claims in ends),
+        "claims": sorted(end[1] for end in ends),
+        "steps_per_commit": round(
+            sum(end[3] for end in ends) / max(1, sum(end[2] for end in ends)), 2
+        ),
+        "worker_cpu_ms_per_step": round(sum(end[4] for end in ends) / steps * 1000, 3),
     }
 
 

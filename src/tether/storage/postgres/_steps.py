@@ -1,0 +1,220 @@
+"""Durable steps on PostgreSQL: one step in one round trip, several in one transaction.
+
+A step alone goes as one multi-statement query, its parameters bound client-side:
+PostgreSQL runs it as a single implicit transaction, and the guarded run update aborts
+the lot if the run moved on or was cancelled. Several steps (a group commit, see
+:mod:`tether.storage._group_commit`) go in one transaction and one pipeline: ``BEGIN``,
+the tenant context, each kind of row for all the steps at once (``executemany`` of a
+prepared statement, so the server plans each statement once per connection), the guarded
+run updates last, then ``COMMIT``: one WAL flush for all of them. Should a guard fail
+there (or a step conflict with stored data), that transaction is rolled back and written
+again with each step under a savepoint of its own, so the steps that fail leave nothing
+and the others commit, still once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from tether.errors import LeaseLost, RunCancelled, StorageError
+from tether.storage._group_commit import StepOutcome
+from tether.storage.rows import StepWrite
+
+if TYPE_CHECKING:
+    from tether.storage.postgres.backend import PostgresTransaction
+
+STEP_QUERIES = (
+    "save_run_guarded",
+    "upsert_journal_entry",
+    "insert_checkpoint",
+    "insert_wait",
+    "resolve_wait",
+    "insert_event",
+    "insert_run",
+    "insert_checkpoint",
+    "insert_event",
+)
+"""What a step writes, in order: the guarded run update, its journal entries, checkpoint,
+new waits, closed waits and events, then its child runs, their checkpoints and events
+(see ``PostgresTransaction.step_rows``)."""
+
+StepFaults = Callable[[str, int], None]
+"""``hook(point, steps)`` called at ``"before_commit"`` of a batch; tests raise to crash."""
+
+
+class _Translate(Protocol):
+    def __call__(self, exc: BaseException) -> NoReturn: ...
+
+
+def commit_steps(
+    txn: PostgresTransaction,
+    writes: Sequence[StepWrite],
+    tenant_key: bytes,
+    translate: _Translate,
+    faults: StepFaults | None = None,
+) -> list[StepOutcome]:
+    """Commit ``writes`` on ``txn``'s connection (autocommit, no transaction open) and
+    return each one's outcome in order.
+
+    Raises:
+        psycopg.Error: the connection failed (or a statement failed in a way no single
+            step accounts for); the outcome of every step is unknown.
+    """
+    cursor = psycopg.ClientCursor(txn.connection)
+    if len(writes) == 1 and faults is None:
+        return [_commit_alone(txn, cursor, writes[0], tenant_key, translate)]
+    order = sorted(range(len(writes)), key=lambda i: _lock_order(writes[i]))
+    try:
+        rows = _pipeline_batch(txn, [writes[i] for i in order], tenant_key, faults is None)
+    except pg_errors.Error as exc:
+        _rollback(cursor, exc)
+        if _ends_connection(exc):
+            raise
+        outcomes = _run_isolated(txn, cursor, writes, tenant_key, translate)
+    else:
+        outcomes = list(rows)
+        for position, index in enumerate(order):
+            outcomes[index] = rows[position]
+        if faults is None:
+            return outcomes
+    if faults is not None:
+        faults("before_commit", len(writes))
+    cursor.execute("COMMIT")
+    return outcomes
+
+
+def _commit_alone(
+    txn: PostgresTransaction,
+    cursor: psycopg.ClientCursor[Any],
+    write: StepWrite,
+    tenant_key: bytes,
+    translate: _Translate,
+) -> StepOutcome:
+    try:
+        cursor.execute(_step_script(txn, cursor, write, tenant_key))
+        return _guard_rows(cursor, 1)[0]
+    except pg_errors.Error as exc:
+        if _ends_connection(exc):
+            raise
+        return _step_error(exc, translate)
+
+
+def _step_script(
+    txn: PostgresTransaction, cursor: psycopg.ClientCursor[Any], write: StepWrite, key: bytes
+) -> str:
+    """The tenant context and the step's statements, bound client-side, as one query."""
+    parts = [cursor.mogrify(*txn.context_command(write.run.tenant_id, key))]
+    queries = txn.queries
+    for name, rows in zip(STEP_QUERIES, txn.step_rows(write), strict=True):
+        parts += [cursor.mogrify(queries[name], row) for row in rows]
+    return ";\n".join(parts)
+
+
+def _pipeline_batch(
+    txn: PostgresTransaction, writes: Sequence[StepWrite], tenant_key: bytes, commit: bool
+) -> list[StepOutcome]:
+    """Every step in one pipeline, kind by kind, the guarded updates of each tenant's
+    steps last (their results are read before ``COMMIT`` goes); the guard rows in order.
+    ``commit``: end with ``COMMIT`` in the same pipeline."""
+    conn, queries = txn.connection, txn.queries
+    found: list[StepOutcome] = []
+    with conn.pipeline(), conn.cursor() as cursor, conn.cursor() as guards:
+        cursor.execute("BEGIN")
+        for tenant_id, group in itertools.groupby(writes, key=lambda w: w.run.tenant_id):
+            steps = list(group)
+            cursor.execute(*txn.context_command(tenant_id, tenant_key), prepare=True)
+            kinds = [
+                list(itertools.chain.from_iterable(k))
+                for k in zip(*(txn.step_rows(w) for w in steps), strict=True)
+            ]
+            for name, rows in zip(STEP_QUERIES[1:], kinds[1:], strict=True):
+                if rows:
+                    cursor.executemany(queries[name], rows)
+            guards.executemany(queries[STEP_QUERIES[0]], kinds[0], returning=True)
+            for index in range(len(steps)):
+                row = guards.fetchone()
+                if row is None or "guard" not in row:
+                    raise StorageError("a guarded run update returned no guard row")
+                found.append((int(row["version"]), bool(row["cancel_requested"])))
+                if index + 1 < len(steps):
+                    guards.nextset()
+        if commit:
+            cursor.execute("COMMIT")
+    return found
+
+
+def _run_isolated(
+    txn: PostgresTransaction,
+    cursor: psycopg.ClientCursor[Any],
+    writes: Sequence[StepWrite],
+    tenant_key: bytes,
+    translate: _Translate,
+) -> list[StepOutcome]:
+    """The batch again in one transaction, each step under its own savepoint (one round
+    trip per step): a step that fails is rolled back alone and keeps its error."""
+    outcomes: list[StepOutcome] = []
+    cursor.execute("BEGIN")
+    for write in writes:
+        try:
+            cursor.execute("SAVEPOINT step;\n" + _step_script(txn, cursor, write, tenant_key))
+            outcomes.append(_guard_rows(cursor, 1)[0])
+        except pg_errors.Error as exc:
+            if _ends_connection(exc):
+                raise
+            cursor.execute("ROLLBACK TO SAVEPOINT step")
+            outcomes.append(_step_error(exc, translate))
+        cursor.execute("RELEASE SAVEPOINT step")
+    return outcomes
+
+
+def _guard_rows(cursor: psycopg.ClientCursor[Any], count: int) -> list[StepOutcome]:
+    """The (version, cancel requested) of each guarded run update in the query's results."""
+    found: list[StepOutcome] = []
+    while True:
+        if cursor.description is not None:
+            row = cursor.fetchone()
+            if row is not None and "guard" in row:
+                found.append((int(row["version"]), bool(row["cancel_requested"])))
+        if not cursor.nextset():
+            break
+    if len(found) != count:
+        raise StorageError(f"the step script returned {len(found)} guard rows, not {count}")
+    return found
+
+
+def _step_error(exc: pg_errors.Error, translate: _Translate) -> BaseException:
+    """What the caller of the step that failed raises."""
+    if exc.sqlstate == "TT001":
+        return LeaseLost()
+    if exc.sqlstate == "TT002":
+        return RunCancelled()
+    try:
+        translate(exc)
+    except Exception as error:
+        return error
+
+
+def _ends_connection(exc: pg_errors.Error) -> bool:
+    """Whether the connection (or the server) is gone: no step is to blame, and whether
+    the batch committed is unknown."""
+    sqlstate = exc.sqlstate or ""
+    return not sqlstate or sqlstate[:2] == "08" or sqlstate[:3] == "57P"
+
+
+def _rollback(cursor: psycopg.ClientCursor[Any], cause: pg_errors.Error) -> None:
+    """End the failed transaction; if even that fails, the connection is gone."""
+    try:
+        cursor.execute("ROLLBACK")
+    except psycopg.Error:
+        raise cause from None
+
+
+def _lock_order(write: StepWrite) -> tuple[str, str]:
+    """Steps lock their run rows in one order in every batch, so two batches never wait
+    on each other in a cycle (and a tenant's steps share its context)."""
+    return write.run.tenant_id, write.run.run_id
