@@ -307,7 +307,8 @@ def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
         result = throughput(url, workers, args.runs)
         log(
             f"  {workers} worker(s): {result['steps_per_s']:.0f} steps/s "
-            f"({result['steps']} steps in {result['seconds']:.2f}s)"
+            f"({result['steps']} steps in {result['seconds']:.2f}s, "
+            f"{result['steps_per_commit']} steps per commit)"
         )
         figures["throughput"].append(result)
     if args.threads > 1:
@@ -316,7 +317,8 @@ def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
             result = throughput(url, workers, args.runs, args.threads)
             log(
                 f"  {workers} worker(s) x {args.threads} threads: "
-                f"{result['steps_per_s']:.0f} steps/s"
+                f"{result['steps_per_s']:.0f} steps/s ({result['steps_per_commit']} steps per "
+                f"commit, worker CPU {result['worker_cpu_ms_per_step']} ms per step)"
             )
             figures["threaded"].append(result)
     base = figures["throughput"][0]["steps_per_s"]

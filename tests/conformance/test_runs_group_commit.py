@@ -229,6 +229,51 @@ def test_a_step_whose_guard_fails_is_rolled_back_alone(h: Harness, fault: str) -
         assert h.event_types(lost.run_id)[-1] == "run.cancelled"
 
 
+def test_every_kind_of_row_a_step_writes_commits_in_a_batch(h: Harness) -> None:
+    """Journal entries, a new wait and child runs with their checkpoints and events ride
+    in one batch with plain checkpoints, and each lands."""
+    chain, plug_wf = two_nodes(), one_node()
+    asking: Workflow[Trail] = Workflow("asking", state=Trail)
+    parent: Workflow[Trail] = Workflow("parent", state=Trail)
+
+    @asking.node(start=True)
+    def ask(ctx: RunContext, s: Trail) -> str:
+        s.seen.append(ctx.step("note", lambda: "noted"))
+        ctx.interrupt("clarification_required", "which one?")
+        return END
+
+    @parent.node(start=True)
+    def delegate(ctx: RunContext, s: Trail) -> str:
+        ctx.children.start(chain, [Trail(), Trail()], parallel=True)
+        return END
+
+    registry = WorkflowRegistry(chain, plug_wf, asking, parent)
+    plug_run = h.app.runs.start(h.agent, plug_wf, Trail())
+    plain = h.app.runs.start(h.agent, chain, Trail())
+    asker = h.app.runs.start(h.agent, asking, Trail())
+    boss = h.app.runs.start(h.agent, parent, Trail())
+    plug = Plug(h.app.storage)
+    _, threads = line_up(h, registry, plug_run, [plain, asker, boss])
+    plug.release.set()
+    join(threads)
+
+    assert sorted(plug.batches[1]) == sorted([plain.run_id, asker.run_id, boss.run_id])
+    assert [c.seq for c in h.checkpoints(plain.run_id)] == [0, 1, 2]
+    waiting = h.run(asker.run_id)
+    assert waiting.status is RunStatus.WAITING_FOR_USER
+    assert [w.message for w in h.waits(asker.run_id)] == ["which one?"]
+    assert [(e.name, e.result) for e in h.journal(asker.run_id) if e.name == "note"] == [
+        ("note", '"noted"')
+    ]
+    assert h.run(boss.run_id).status is RunStatus.WAITING_FOR_CHILDREN
+    children = [r for r in h.app.runs.all(h.admin, limit=100) if r.parent_run_id == boss.run_id]
+    assert len(children) == 2
+    for child in children:
+        assert child.status is RunStatus.QUEUED
+        assert [c.seq for c in h.checkpoints(child.run_id)] == [0]
+        assert h.event_types(child.run_id)[:1] == ["run.created"]
+
+
 def fail_batch_of_two(
     h: Harness, error: BaseException
 ) -> tuple[WorkflowRegistry, Run, list[Run], dict[str, Any]]:

@@ -4,9 +4,11 @@ A step alone goes as one multi-statement query, its parameters bound client-side
 PostgreSQL runs it as a single implicit transaction, and the guarded run update aborts
 the lot if the run moved on or was cancelled. Several steps (a group commit, see
 :mod:`tether.storage._group_commit`) go in one transaction and one pipeline: ``BEGIN``,
-the tenant context, each kind of row for all the steps at once (``executemany`` of a
-prepared statement, so the server plans each statement once per connection), the guarded
-run updates last, then ``COMMIT``: one WAL flush for all of them. Should a guard fail
+the tenant context, one prepared statement per kind of row for all the steps at once (the
+checkpoints, the events, the guarded run updates last), the rows of each sent as one JSON
+array, then ``COMMIT``: one round trip besides reading the guard rows, one plan per
+statement and connection, one WAL flush for all the steps. Rarer rows (journal entries,
+waits, child runs) go by ``executemany`` in the same pipeline. Should a guard fail
 there (or a step conflict with stored data), that transaction is rolled back and written
 again with each step under a savepoint of its own, so the steps that fail leave nothing
 and the others commit, still once.
@@ -15,7 +17,9 @@ and the others commit, still once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import psycopg
@@ -28,20 +32,23 @@ from tether.storage.rows import StepWrite
 if TYPE_CHECKING:
     from tether.storage.postgres.backend import PostgresTransaction
 
-STEP_QUERIES = (
-    "save_run_guarded",
-    "upsert_journal_entry",
-    "insert_checkpoint",
-    "insert_wait",
-    "resolve_wait",
-    "insert_event",
-    "insert_run",
-    "insert_checkpoint",
-    "insert_event",
-)
-"""What a step writes, in order: the guarded run update, its journal entries, checkpoint,
-new waits, closed waits and events, then its child runs, their checkpoints and events
-(see ``PostgresTransaction.step_rows``)."""
+
+def step_queries(queries: Mapping[str, str]) -> tuple[str, ...]:
+    """What one step writes, in order: the guarded run update, its journal entries,
+    checkpoint, new waits, closed waits and events, then its child runs, their checkpoints
+    and events (the rows of each: ``PostgresTransaction.step_rows``)."""
+    return (
+        queries["save_run_guarded"],
+        queries["upsert_journal_entry"],
+        queries["insert_checkpoint"],
+        queries["insert_wait"],
+        queries["resolve_wait"],
+        queries["insert_event"],
+        queries["insert_run"],
+        queries["insert_checkpoint"],
+        queries["insert_event"],
+    )
+
 
 StepFaults = Callable[[str, int], None]
 """``hook(point, steps)`` called at ``"before_commit"`` of a batch; tests raise to crash."""
@@ -109,43 +116,65 @@ def _step_script(
 ) -> str:
     """The tenant context and the step's statements, bound client-side, as one query."""
     parts = [cursor.mogrify(*txn.context_command(write.run.tenant_id, key))]
-    queries = txn.queries
-    for name, rows in zip(STEP_QUERIES, txn.step_rows(write), strict=True):
-        parts += [cursor.mogrify(queries[name], row) for row in rows]
+    for query, rows in zip(step_queries(txn.queries), txn.step_rows(write), strict=True):
+        parts += [cursor.mogrify(query, row) for row in rows]
     return ";\n".join(parts)
 
 
 def _pipeline_batch(
     txn: PostgresTransaction, writes: Sequence[StepWrite], tenant_key: bytes, commit: bool
 ) -> list[StepOutcome]:
-    """Every step in one pipeline, kind by kind, the guarded updates of each tenant's
-    steps last (their results are read before ``COMMIT`` goes); the guard rows in order.
-    ``commit``: end with ``COMMIT`` in the same pipeline."""
+    """Every step in one pipeline: per tenant, its context, each kind of row for all its
+    steps in one statement (an array per column) or one ``executemany``, and the guarded
+    run updates last, whose rows are read before ``COMMIT`` goes. The guard rows, in the
+    order of ``writes``. ``commit``: end with ``COMMIT`` in the same pipeline."""
     conn, queries = txn.connection, txn.queries
-    found: list[StepOutcome] = []
-    with conn.pipeline(), conn.cursor() as cursor, conn.cursor() as guards:
+    found: dict[str, StepOutcome] = {}
+    with conn.pipeline(), conn.cursor() as cursor:
         cursor.execute("BEGIN")
         for tenant_id, group in itertools.groupby(writes, key=lambda w: w.run.tenant_id):
-            steps = list(group)
             cursor.execute(*txn.context_command(tenant_id, tenant_key), prepare=True)
-            kinds = [
-                list(itertools.chain.from_iterable(k))
-                for k in zip(*(txn.step_rows(w) for w in steps), strict=True)
-            ]
-            for name, rows in zip(STEP_QUERIES[1:], kinds[1:], strict=True):
-                if rows:
-                    cursor.executemany(queries[name], rows)
-            guards.executemany(queries[STEP_QUERIES[0]], kinds[0], returning=True)
-            for index in range(len(steps)):
-                row = guards.fetchone()
-                if row is None or "guard" not in row:
-                    raise StorageError("a guarded run update returned no guard row")
-                found.append((int(row["version"]), bool(row["cancel_requested"])))
-                if index + 1 < len(steps):
-                    guards.nextset()
+            kinds = zip(*(txn.step_rows(w) for w in group), strict=True)
+            runs, journal, checkpoints, waits, resolved, events, *children = (
+                list(itertools.chain.from_iterable(rows)) for rows in kinds
+            )
+            _many(cursor, queries["upsert_journal_entry"], journal)
+            _arrays(cursor, queries["insert_checkpoints"], checkpoints)
+            _many(cursor, queries["insert_wait"], waits)
+            _many(cursor, queries["resolve_wait"], resolved)
+            _arrays(cursor, queries["insert_events"], events)
+            child_runs, child_checkpoints, child_events = children
+            _many(cursor, queries["insert_run"], child_runs)
+            _arrays(cursor, queries["insert_checkpoints"], child_checkpoints)
+            _arrays(cursor, queries["insert_events"], child_events)
+            _arrays(cursor, queries["save_runs_guarded"], runs)
+            for row in cursor.fetchall():
+                found[row["run_id"]] = (int(row["version"]), bool(row["cancel_requested"]))
         if commit:
             cursor.execute("COMMIT")
-    return found
+    if len(found) != len(writes):
+        raise StorageError(f"the batch's run updates returned {len(found)} rows, not {len(writes)}")
+    return [found[w.run.run_id] for w in writes]
+
+
+def _many(cursor: psycopg.Cursor[Any], query: str, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        cursor.executemany(query, rows)
+
+
+def _arrays(cursor: psycopg.Cursor[Any], query: str, rows: list[dict[str, Any]]) -> None:
+    """Run ``query`` once for all ``rows``, sent as one JSON array: one parameter to bind
+    however many rows (binding each value of each row costs more here than the server's
+    JSON parsing)."""
+    if rows:
+        text = json.dumps(rows, default=_json_value, separators=(",", ":"), ensure_ascii=False)
+        cursor.execute(query, {"rows": text}, prepare=True)
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"a step row holds a {type(value).__name__}")
 
 
 def _run_isolated(

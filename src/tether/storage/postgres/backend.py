@@ -162,7 +162,7 @@ class PostgresTransaction(
         return _SET_CONTEXT, (APP_ROLE, tenant_id, nonce, signature)
 
     def step_rows(self, write: StepWrite) -> list[list[dict[str, Any]]]:
-        """The parameters of each of :data:`~tether.storage.postgres._steps.STEP_QUERIES`
+        """The parameters of each of :func:`~tether.storage.postgres._steps.step_queries`
         for one step: the guarded run update, then the rows the step adds."""
         run = self._run_params(write.run)
         run.update(
