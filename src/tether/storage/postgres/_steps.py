@@ -147,7 +147,13 @@ def _pipeline_batch(
             _many(cursor, queries["insert_run"], child_runs)
             _arrays(cursor, queries["insert_checkpoints"], child_checkpoints)
             _arrays(cursor, queries["insert_events"], child_events)
-            _arrays(cursor, queries["save_runs_guarded"], runs)
+            _arrays(
+                cursor,
+                queries["save_runs_guarded"],
+                runs,
+                tenant_id=tenant_id,
+                run_ids=[run["run_id"] for run in runs],
+            )
             for row in cursor.fetchall():
                 found[row["run_id"]] = (int(row["version"]), bool(row["cancel_requested"]))
         if commit:
@@ -162,13 +168,15 @@ def _many(cursor: psycopg.Cursor[Any], query: str, rows: list[dict[str, Any]]) -
         cursor.executemany(query, rows)
 
 
-def _arrays(cursor: psycopg.Cursor[Any], query: str, rows: list[dict[str, Any]]) -> None:
-    """Run ``query`` once for all ``rows``, sent as one JSON array: one parameter to bind
-    however many rows (binding each value of each row costs more here than the server's
-    JSON parsing)."""
+def _arrays(
+    cursor: psycopg.Cursor[Any], query: str, rows: list[dict[str, Any]], **params: Any
+) -> None:
+    """Run ``query`` once for all ``rows``, sent as one JSON array (with ``params``): one
+    parameter to bind however many rows (binding each value of each row costs more here
+    than the server's JSON parsing)."""
     if rows:
         text = json.dumps(rows, default=_json_value, separators=(",", ":"), ensure_ascii=False)
-        cursor.execute(query, {"rows": text}, prepare=True)
+        cursor.execute(query, {"rows": text, **params}, prepare=True)
 
 
 def _json_value(value: object) -> str:

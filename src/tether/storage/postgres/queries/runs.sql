@@ -133,10 +133,12 @@ ORDER BY run_id DESC
 LIMIT %(limit)s;
 
 -- name: save_runs_guarded
--- save_run_guarded for the steps of a group commit, given as a JSON array of rows: each
--- run row is written only if still at its step's version and lease. Aborts the transaction
--- (SQLSTATE TT001 / TT002) unless every step's guard passes, so the caller can write the
--- steps again one by one, each under a savepoint, to tell which failed.
+-- save_run_guarded for the steps of a group commit, given as a JSON array of rows (all of
+-- tenant %(tenant_id)s, runs %(run_ids)s): each run row is written only if still at its
+-- step's version and lease. Aborts the transaction (SQLSTATE TT001 / TT002) unless every
+-- step's guard passes, so the caller can write the steps again one by one, each under a
+-- savepoint, to tell which failed. The tenant and the run ids reach the rows through the
+-- primary key whatever the planner guesses of the JSON's row count (never a scan of runs).
 WITH step AS (
     SELECT * FROM json_to_recordset(%(rows)s::json) AS s (
         tenant_id text, run_id text, expected_version bigint, expected_owner text,
@@ -155,7 +157,8 @@ SET status = s.status, current_node = s.current_node, state_version = s.state_ve
     visits = s.visits, storage_faults = s.storage_faults, updated_at = s.updated_at,
     updated_by = s.updated_by
 FROM step AS s
-WHERE r.tenant_id = s.tenant_id AND r.run_id = s.run_id AND r.version = s.expected_version
+WHERE r.tenant_id = %(tenant_id)s AND r.run_id = ANY(%(run_ids)s::text[])
+  AND r.tenant_id = s.tenant_id AND r.run_id = s.run_id AND r.version = s.expected_version
   AND r.lease_owner IS NOT DISTINCT FROM s.expected_owner
 RETURNING r.run_id, r.version, r.cancel_requested, s.cancellable
 )
