@@ -339,3 +339,25 @@ def test_storage_reports_an_unknown_outcome_to_every_step_of_a_failed_batch(h: H
         assert "run.storage_fault" in h.event_types(run.run_id)
         assert [c.seq for c in h.checkpoints(run.run_id)] == [0]
     finish_both(h, registry, runs)
+
+
+@pytest.mark.parametrize("backend_name", [pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_session_that_lost_its_prepared_step_statements_prepares_them_again(
+    backend: TestDatabase,
+) -> None:
+    """A lone step runs statements its connection prepared once; other code that discards
+    them (DISCARD ALL, DEALLOCATE ALL) costs the next step a second attempt, not a fault."""
+    with open_harness(backend, pg_pool_min_size=1, pg_pool_max_size=1) as h:
+        wf = two_nodes()
+        registry = WorkflowRegistry(wf)
+        first, second = start_runs(h, wf, 2)
+        assert h.executor(registry, "w").execute(TENANT, first.run_id).status is (
+            RunStatus.COMPLETED
+        )
+        with h.app.storage._pool.connection() as conn:  # type: ignore[attr-defined]
+            conn.execute("DEALLOCATE ALL")
+        finished = h.executor(registry, "w").execute(TENANT, second.run_id)
+        assert finished.status is RunStatus.COMPLETED
+        assert finished.storage_faults == 0
+        assert h.state(second.run_id) == {"seen": ["first", "second"]}
+        assert [c.seq for c in h.checkpoints(second.run_id)] == [0, 1, 2]

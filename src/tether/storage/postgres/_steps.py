@@ -1,8 +1,9 @@
 """Durable steps on PostgreSQL: one step in one round trip, several in one transaction.
 
-A step alone goes as one multi-statement query, its parameters bound client-side:
-PostgreSQL runs it as a single implicit transaction, and the guarded run update aborts
-the lot if the run moved on or was cancelled. Several steps (a group commit, see
+A step alone goes as one multi-statement query of ``EXECUTE``s of statements its session
+prepared once, their parameters bound client-side: PostgreSQL runs it as a single
+implicit transaction (one round trip), and the guarded run update aborts the lot if the
+run moved on or was cancelled. Several steps (a group commit, see
 :mod:`tether.storage._group_commit`) go in one transaction and one pipeline: ``BEGIN``,
 the tenant context, one prepared statement per kind of row for all the steps at once (the
 checkpoints, the events, the guarded run updates last), the rows of each sent as one JSON
@@ -16,9 +17,12 @@ and the others commit, still once.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import itertools
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, MutableSet, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
@@ -63,10 +67,12 @@ def commit_steps(
     writes: Sequence[StepWrite],
     tenant_key: bytes,
     translate: _Translate,
+    prepared: MutableSet[Any],
     faults: StepFaults | None = None,
 ) -> list[StepOutcome]:
     """Commit ``writes`` on ``txn``'s connection (autocommit, no transaction open) and
-    return each one's outcome in order.
+    return each one's outcome in order. ``prepared``: the connections that hold the
+    step statements prepared (see :func:`_step_script`); this one is added.
 
     Raises:
         psycopg.Error: the connection failed (or a statement failed in a way no single
@@ -74,7 +80,7 @@ def commit_steps(
     """
     cursor = psycopg.ClientCursor(txn.connection)
     if len(writes) == 1 and faults is None:
-        return [_commit_alone(txn, cursor, writes[0], tenant_key, translate)]
+        return [_commit_alone(txn, cursor, writes[0], tenant_key, translate, prepared)]
     order = sorted(range(len(writes)), key=lambda i: _lock_order(writes[i]))
     try:
         rows = _pipeline_batch(txn, [writes[i] for i in order], tenant_key, faults is None)
@@ -82,7 +88,7 @@ def commit_steps(
         _rollback(cursor, exc)
         if _ends_connection(exc):
             raise
-        outcomes = _run_isolated(txn, cursor, writes, tenant_key, translate)
+        outcomes = _run_isolated(txn, cursor, writes, tenant_key, translate, prepared)
     else:
         outcomes = list(rows)
         for position, index in enumerate(order):
@@ -101,24 +107,86 @@ def _commit_alone(
     write: StepWrite,
     tenant_key: bytes,
     translate: _Translate,
+    prepared: MutableSet[Any],
 ) -> StepOutcome:
     try:
-        cursor.execute(_step_script(txn, cursor, write, tenant_key))
-        return _guard_rows(cursor, 1)[0]
+        return _execute_step(txn, cursor, write, tenant_key, prepared)
     except pg_errors.Error as exc:
         if _ends_connection(exc):
             raise
         return _step_error(exc, translate)
 
 
+def _execute_step(
+    txn: PostgresTransaction,
+    cursor: psycopg.ClientCursor[Any],
+    write: StepWrite,
+    key: bytes,
+    prepared: MutableSet[Any],
+    savepoint: bool = False,
+) -> StepOutcome:
+    """Run one step's script (under a savepoint named ``step``, already made, if
+    ``savepoint``); its guard row. A session that lost the prepared statements
+    (``DISCARD ALL`` by other code) has them prepared again and the step run again."""
+    try:
+        cursor.execute(_step_script(txn, cursor, write, key, prepared))
+    except pg_errors.Error as exc:
+        if exc.sqlstate != _NO_SUCH_STATEMENT:
+            raise
+        prepared.discard(txn.connection)
+        if savepoint:
+            cursor.execute("ROLLBACK TO SAVEPOINT step")
+        cursor.execute(_step_script(txn, cursor, write, key, prepared))
+    return _guard_rows(cursor, 1)[0]
+
+
 def _step_script(
-    txn: PostgresTransaction, cursor: psycopg.ClientCursor[Any], write: StepWrite, key: bytes
+    txn: PostgresTransaction,
+    cursor: psycopg.ClientCursor[Any],
+    write: StepWrite,
+    key: bytes,
+    prepared: MutableSet[Any],
 ) -> str:
-    """The tenant context and the step's statements, bound client-side, as one query."""
-    parts = [cursor.mogrify(*txn.context_command(write.run.tenant_id, key))]
-    for query, rows in zip(step_queries(txn.queries), txn.step_rows(write), strict=True):
-        parts += [cursor.mogrify(query, row) for row in rows]
+    """The tenant context and the step's statements as one query, each an ``EXECUTE`` of
+    a statement the session prepared (so the server plans it once per connection, not per
+    step) with its parameters bound client-side. The first script on a connection
+    prepares them first, in the same query: ``PREPARE`` is not transactional, so they
+    stay prepared even when the step fails."""
+    queries = step_queries(txn.queries)
+    parts = []
+    if txn.connection not in prepared:
+        parts += [f"PREPARE {name} AS {sql}" for name, sql, _ in map(_executable, set(queries))]
+        prepared.add(txn.connection)
+    parts.append(cursor.mogrify(*txn.context_command(write.run.tenant_id, key)))
+    for query, rows in zip(queries, txn.step_rows(write), strict=True):
+        name, _, names = _executable(query)
+        call = f"EXECUTE {name}({', '.join(['%s'] * len(names))})"
+        parts += [cursor.mogrify(call, [row[n] for n in names]) for row in rows]
     return ";\n".join(parts)
+
+
+_NO_SUCH_STATEMENT = "26000"
+"""A prepared statement this session should hold is gone: prepare again next time."""
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s|%%")
+
+
+@functools.lru_cache(maxsize=32)
+def _executable(query: str) -> tuple[str, str, tuple[str, ...]]:
+    """The name under which a session prepares ``query``, its text with ``$1``, ``$2``
+    ... for the named parameters, and their names in that order."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None:
+            return "%"
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    sql = _PLACEHOLDER.sub(number, query)
+    digest = hashlib.sha256(query.encode()).hexdigest()[:16]
+    return f"tether_step_{digest}", sql, tuple(names)
 
 
 def _pipeline_batch(
@@ -191,15 +259,16 @@ def _run_isolated(
     writes: Sequence[StepWrite],
     tenant_key: bytes,
     translate: _Translate,
+    prepared: MutableSet[Any],
 ) -> list[StepOutcome]:
-    """The batch again in one transaction, each step under its own savepoint (one round
-    trip per step): a step that fails is rolled back alone and keeps its error."""
+    """The batch again in one transaction, each step under its own savepoint (two round
+    trips per step): a step that fails is rolled back alone and keeps its error."""
     outcomes: list[StepOutcome] = []
     cursor.execute("BEGIN")
     for write in writes:
         try:
-            cursor.execute("SAVEPOINT step;\n" + _step_script(txn, cursor, write, tenant_key))
-            outcomes.append(_guard_rows(cursor, 1)[0])
+            cursor.execute("SAVEPOINT step")
+            outcomes.append(_execute_step(txn, cursor, write, tenant_key, prepared, True))
         except pg_errors.Error as exc:
             if _ends_connection(exc):
                 raise

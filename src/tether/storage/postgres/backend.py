@@ -218,6 +218,10 @@ class PostgresStorage:
         self._tenant_key_bytes: bytes | None = None
         self._sessions: weakref.WeakSet[psycopg.Connection[dict[str, Any]]] = weakref.WeakSet()
         """Connections whose session has its nonce sequence (core 0003)."""
+        self._prepared_steps: weakref.WeakSet[psycopg.Connection[dict[str, Any]]] = (
+            weakref.WeakSet()
+        )
+        """Connections whose session holds the step statements prepared."""
         if keyring is not None:
             self.use_keys(keyring)
         self.display_url = database.display
@@ -395,7 +399,12 @@ class PostgresStorage:
                 self._start_session(conn)
                 txn = PostgresTransaction(conn, self._queries)
                 return commit_steps(
-                    txn, writes, self._tenant_key, self._translate, self.step_faults
+                    txn,
+                    writes,
+                    self._tenant_key,
+                    self._translate,
+                    self._prepared_steps,
+                    self.step_faults,
                 )
         except (psycopg.Error, PoolTimeout) as exc:
             self._fail(exc)
