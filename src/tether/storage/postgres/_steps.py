@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, MutableSet, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -33,14 +33,27 @@ from tether.errors import LeaseLost, RunCancelled, StorageError
 from tether.storage._group_commit import StepOutcome
 from tether.storage.rows import StepWrite
 
-if TYPE_CHECKING:
-    from tether.storage.postgres.backend import PostgresTransaction
+
+class StepTransaction(Protocol):
+    """What the step writer uses of ``backend.PostgresTransaction``."""
+
+    @property
+    def connection(self) -> psycopg.Connection[dict[str, Any]]: ...
+
+    @property
+    def queries(self) -> Mapping[str, str]: ...
+
+    def context_command(
+        self, tenant_id: str, tenant_key: bytes
+    ) -> tuple[str, tuple[str, str, int, str]]: ...
+
+    def step_rows(self, write: StepWrite) -> list[list[dict[str, Any]]]: ...
 
 
 def step_queries(queries: Mapping[str, str]) -> tuple[str, ...]:
     """What one step writes, in order: the guarded run update, its journal entries,
     checkpoint, new waits, closed waits and events, then its child runs, their checkpoints
-    and events (the rows of each: ``PostgresTransaction.step_rows``)."""
+    and events (the rows of each: ``StepTransaction.step_rows``)."""
     return (
         queries["save_run_guarded"],
         queries["upsert_journal_entry"],
@@ -63,7 +76,7 @@ class _Translate(Protocol):
 
 
 def commit_steps(
-    txn: PostgresTransaction,
+    txn: StepTransaction,
     writes: Sequence[StepWrite],
     tenant_key: bytes,
     translate: _Translate,
@@ -102,7 +115,7 @@ def commit_steps(
 
 
 def _commit_alone(
-    txn: PostgresTransaction,
+    txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
     write: StepWrite,
     tenant_key: bytes,
@@ -118,7 +131,7 @@ def _commit_alone(
 
 
 def _execute_step(
-    txn: PostgresTransaction,
+    txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
     write: StepWrite,
     key: bytes,
@@ -141,7 +154,7 @@ def _execute_step(
 
 
 def _step_script(
-    txn: PostgresTransaction,
+    txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
     write: StepWrite,
     key: bytes,
@@ -190,7 +203,7 @@ def _executable(query: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 def _pipeline_batch(
-    txn: PostgresTransaction, writes: Sequence[StepWrite], tenant_key: bytes, commit: bool
+    txn: StepTransaction, writes: Sequence[StepWrite], tenant_key: bytes, commit: bool
 ) -> list[StepOutcome]:
     """Every step in one pipeline: per tenant, its context, each kind of row for all its
     steps in one statement (an array per column) or one ``executemany``, and the guarded
@@ -254,7 +267,7 @@ def _json_value(value: object) -> str:
 
 
 def _run_isolated(
-    txn: PostgresTransaction,
+    txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
     writes: Sequence[StepWrite],
     tenant_key: bytes,
