@@ -5,7 +5,9 @@ A durable step is a node boundary with its checkpoint and no effect: the workloa
 ``--runs`` runs of a ``--steps``-step chain (each node adds one to a counter), all queued
 before the workers start. Each worker is a process of its own (``Worker.run`` until no run
 is runnable); steps per second = steps of every run / (the last worker's end - the start
-signal).
+signal). Then the same with workers of ``--threads`` executors each (as ``tether worker
+--concurrency``), whose steps share commits (group commit): the bench reports the mean
+steps per commit and the workers' own CPU time per step.
 
 Decision to resume: one idle worker process (woken by LISTEN/NOTIFY on PostgreSQL, by
 ``PRAGMA data_version`` on SQLite; its poll fallback is 2 s, as ``tether worker``'s); the
@@ -89,7 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--threads",
         type=int,
-        default=4,
+        default=8,
         help="also measure workers of this many threads each (--concurrency); 1: skip",
     )
     parser.add_argument("--no-postgres", action="store_true", help="skip PostgreSQL")
@@ -128,8 +130,11 @@ def worker_process(url: str, threads: int, ready: Any, start: Any, results: Any)
         workers = [Worker(app.executor(REGISTRY), app.runs) for _ in range(threads)]
         ready.release()
         start.wait()
+        began = time.process_time()
         claims = run_workers(workers, until_idle=True)
-        results.put((time.time(), claims))
+        commits = app.storage.step_commits  # type: ignore[attr-defined]
+        cpu = time.process_time() - began
+        results.put((time.time(), claims, commits.batches, commits.steps, cpu))
 
 
 def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str, Any]:
@@ -151,7 +156,7 @@ def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str,
     ends = [results.get(timeout=600) for _ in processes]
     for process in processes:
         process.join(timeout=60)
-    elapsed = max(end for end, _ in ends) - began
+    elapsed = max(end[0] for end in ends) - began
     with Tether.open(bench_settings(url)) as app:
         agent = app.tenants.principal(TENANT, "agent")
         unfinished = [
@@ -167,7 +172,11 @@ def throughput(url: str, workers: int, runs: int, threads: int = 1) -> dict[str,
         "steps": steps,
         "seconds": round(elapsed, 3),
         "steps_per_s": round(steps / elapsed, 1),
-        "claims": sorted(claims for _, claims in ends),
+        "claims": sorted(end[1] for end in ends),
+        "steps_per_commit": round(
+            sum(end[3] for end in ends) / max(1, sum(end[2] for end in ends)), 2
+        ),
+        "worker_cpu_ms_per_step": round(sum(end[4] for end in ends) / steps * 1000, 3),
     }
 
 
@@ -230,30 +239,79 @@ def _poll(check: Any, within_s: float = 30.0) -> Any:
 
 
 def profile(args: argparse.Namespace, name: str, url: str) -> int:
-    """Where one worker's time goes: wall and CPU time per step (unprofiled), the time of
-    a bare commit on the same database from 1 to 8 connections at once, then cProfile."""
+    """Where a worker's time goes: one worker process's ``--threads`` executors (sharing
+    commits) over ``--runs`` runs, unprofiled then profiled. Prints wall and CPU time per
+    step (the worker's own; on PostgreSQL also the server processes serving it, read from
+    /proc when the server runs on this machine), steps per commit, a bare commit's rate on
+    the same database from 1 to 8 connections at once, then the profile of every executor
+    thread by its own CPU time (``time.thread_time``)."""
     steps = args.runs * STEPS
-    with Tether.open(bench_settings(url)) as app:
+    threads = max(1, args.threads)
+    profilers: list[cProfile.Profile] = []
+    with Tether.open(bench_settings(url, pg_pool_max_size=threads + 2)) as app:
         for run_profiler in (False, True):
             enqueue(url, args.runs)
-            worker = Worker(app.executor(REGISTRY), app.runs)
-            profiler = cProfile.Profile()
+            workers = [Worker(app.executor(REGISTRY), app.runs) for _ in range(threads)]
             if run_profiler:
-                profiler.enable()
+                workers = [_Profiled(worker, profilers) for worker in workers]
+            commits = app.storage.step_commits  # type: ignore[attr-defined]
+            batches, grouped = commits.batches, commits.steps
+            server = _server_cpu(app) if name == "postgres" else None
             began, cpu = time.perf_counter(), time.process_time()
-            worker.run(until_idle=True)
+            run_workers(workers, until_idle=True)
             elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
-            profiler.disable()
-            if not run_profiler:
-                log(
-                    f"{steps} steps in {elapsed:.2f}s: {steps / elapsed:.0f} steps/s; per step "
-                    f"{elapsed / steps * 1000:.2f} ms wall, {cpu / steps * 1000:.2f} ms CPU here"
-                )
+            if run_profiler:
+                continue
+            per_commit = (commits.steps - grouped) / max(1, commits.batches - batches)
+            line = (
+                f"{threads} executor(s), {steps} steps in {elapsed:.2f}s: {steps / elapsed:.0f} "
+                f"steps/s, {per_commit:.2f} steps per commit; per step {elapsed / steps * 1000:.2f}"
+                f" ms wall, {cpu / steps * 1000:.3f} ms CPU in the worker"
+            )
+            if server is not None:
+                used = _server_cpu(app) - server
+                line += f", {used / steps * 1000:.3f} ms CPU in the server's processes"
+            log(line)
     for connections in (1, 2, 4, 8):
         rate = commit_rate(name, url, connections)
         log(f"bare commits, {connections} connection(s) at once: {rate:.0f}/s")
-    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
+    stats = pstats.Stats(*profilers, stream=sys.stderr)  # type: ignore[arg-type]
+    stats.sort_stats("cumulative").print_stats(40)
     return 0
+
+
+class _Profiled(Worker):
+    """A worker whose loop runs under a profiler of its own thread's CPU time."""
+
+    def __init__(self, worker: Worker, profilers: list[cProfile.Profile]) -> None:
+        self.__dict__.update(worker.__dict__)
+        self._profilers = profilers
+
+    def run(self, *, until_idle: bool = False, max_runs: int | None = None) -> int:
+        profiler = cProfile.Profile(time.thread_time)
+        self._profilers.append(profiler)
+        profiler.enable()
+        try:
+            return super().run(until_idle=until_idle, max_runs=max_runs)
+        finally:
+            profiler.disable()
+
+
+def _server_cpu(app: Tether) -> float:
+    """CPU seconds used so far by the server processes of this database (PostgreSQL on this
+    machine; 0 if /proc does not show them)."""
+    with app.storage.system_transaction(write=False) as txn:
+        rows = txn.connection.execute(  # type: ignore[attr-defined]
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        ).fetchall()
+    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for row in rows:
+        try:
+            fields = Path(f"/proc/{row['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def commit_rate(name: str, url: str, connections: int, seconds: float = 3.0) -> float:
@@ -300,7 +358,8 @@ def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
         result = throughput(url, workers, args.runs)
         log(
             f"  {workers} worker(s): {result['steps_per_s']:.0f} steps/s "
-            f"({result['steps']} steps in {result['seconds']:.2f}s)"
+            f"({result['steps']} steps in {result['seconds']:.2f}s, "
+            f"{result['steps_per_commit']} steps per commit)"
         )
         figures["throughput"].append(result)
     if args.threads > 1:
@@ -309,7 +368,8 @@ def backend_figures(url: str, args: argparse.Namespace) -> dict[str, Any]:
             result = throughput(url, workers, args.runs, args.threads)
             log(
                 f"  {workers} worker(s) x {args.threads} threads: "
-                f"{result['steps_per_s']:.0f} steps/s"
+                f"{result['steps_per_s']:.0f} steps/s ({result['steps_per_commit']} steps per "
+                f"commit, worker CPU {result['worker_cpu_ms_per_step']} ms per step)"
             )
             figures["threaded"].append(result)
     base = figures["throughput"][0]["steps_per_s"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
-from functools import cache
 
 from pydantic import BaseModel
 
@@ -25,14 +25,21 @@ class Counter(BaseModel):
     done: list[int] = []
 
 
-@cache
+_local = threading.local()
+
+
 def service() -> sqlite3.Connection:
+    """This thread's connection to the service's file (a worker may run several)."""
+    conn: sqlite3.Connection | None = getattr(_local, "conn", None)
+    if conn is not None:
+        return conn
     conn = sqlite3.connect(os.environ["KILL_SERVICE_DB"], isolation_level=None, timeout=30)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(
         "CREATE TABLE IF NOT EXISTS calls (key TEXT NOT NULL, started REAL NOT NULL, pid INTEGER)"
     )
     conn.execute("CREATE TABLE IF NOT EXISTS applied (key TEXT PRIMARY KEY)")
+    _local.conn = conn
     return conn
 
 

@@ -30,7 +30,9 @@ LEASE_S = 0.5
 RUNS = 3
 
 
-def start_worker(db: TestDatabase, service_db: Path, owner: str) -> subprocess.Popen[bytes]:
+def start_worker(
+    db: TestDatabase, service_db: Path, owner: str, concurrency: int = 1
+) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "TETHER_URL": db.url,
@@ -53,6 +55,8 @@ def start_worker(db: TestDatabase, service_db: Path, owner: str) -> subprocess.P
         "0.02",
         "--owner",
         owner,
+        "--concurrency",
+        str(concurrency),
     ]
     return subprocess.Popen(
         command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -94,7 +98,9 @@ def wait_until(predicate, timeout_s: float) -> bool:  # type: ignore[no-untyped-
     return False
 
 
-def kill_campaign(db: TestDatabase, tmp_path: Path, kills: int, runs: int = RUNS) -> None:
+def kill_campaign(
+    db: TestDatabase, tmp_path: Path, kills: int, runs: int = RUNS, concurrency: int = 1
+) -> None:
     from tests.e2e.kill_workflow import Counter, kill_test
 
     seed = int(os.environ.get("TETHER_KILL_SEED", str(random.SystemRandom().randrange(1 << 30))))
@@ -117,7 +123,7 @@ def kill_campaign(db: TestDatabase, tmp_path: Path, kills: int, runs: int = RUNS
     for round_number in range(kills):
         before = service_calls(service_db)
         spawned = time.time()
-        worker = start_worker(db, service_db, f"victim-{round_number}")
+        worker = start_worker(db, service_db, f"victim-{round_number}", concurrency)
         started = wait_until(
             lambda before=before, worker=worker: (
                 service_calls(service_db) > before or worker.poll() is not None
@@ -135,7 +141,7 @@ def kill_campaign(db: TestDatabase, tmp_path: Path, kills: int, runs: int = RUNS
             between += 1
         time.sleep(LEASE_S)  # let the dead worker's lease run out
 
-    finisher = start_worker(db, service_db, "finisher")
+    finisher = start_worker(db, service_db, "finisher", concurrency)
     _, stderr = finisher.communicate(timeout=300)
     assert finisher.returncode == 0, stderr.decode()
 
@@ -175,6 +181,14 @@ def kill_campaign(db: TestDatabase, tmp_path: Path, kills: int, runs: int = RUNS
 
 def test_real_kills(backend: TestDatabase, tmp_path: Path) -> None:
     kill_campaign(backend, tmp_path, kills=30)
+
+
+def test_real_kills_of_a_worker_committing_steps_in_groups(
+    backend: TestDatabase, tmp_path: Path
+) -> None:
+    """Four executors in each victim: their steps and effect intents share commits, so
+    the kills land inside batches as well."""
+    kill_campaign(backend, tmp_path, kills=15, runs=8, concurrency=4)
 
 
 @pytest.mark.slow

@@ -53,7 +53,7 @@ def worker(
             min=1,
             max=64,
             help="Runs executed at once by this process, one thread each (their owners end "
-            "in /1, /2, ...).",
+            "in /1, /2, ...); the steps they write at the same moment share one commit.",
         ),
     ] = 1,
     metrics_port: Annotated[

@@ -117,8 +117,11 @@ class Storage(Protocol):
         """Commit one durable step: the run row (only if still at ``expected_version`` and
         leased to ``expected_owner``), then its journal entries, checkpoint, waits and events.
 
-        One commit on SQLite, one round trip on PostgreSQL. Returns the run's new version
-        and whether cancellation has been requested.
+        Alone, one commit on SQLite and one round trip on PostgreSQL; steps that other
+        threads of the process write at the same moment share that commit (see
+        :mod:`tether.storage._group_commit`), each under its own guard. Returns only once
+        the commit holding the step has returned: the run's new version and whether
+        cancellation has been requested.
 
         Raises:
             LeaseLost: the run moved on under another writer; nothing was written.

@@ -36,14 +36,13 @@ from tether.errors import (
     ConfigError,
     Conflict,
     DatabaseMissing,
-    LeaseLost,
     PermissionDenied,
-    RunCancelled,
     StorageError,
     StorageUnavailable,
 )
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
+from tether.storage._group_commit import GroupCommit, StepOutcome
 from tether.storage._langgraph_ops import LangGraphOps, graph_statements
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._operations_ops import OperationsOps
@@ -62,6 +61,7 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.storage.postgres._steps import StepFaults, commit_steps
 from tether.storage.postgres.wakeups import PostgresWakeups
 from tether.storage.rows import GraphPut
 from tether.validation import check_params
@@ -149,48 +149,40 @@ class PostgresTransaction(
         with self.connection.cursor() as cursor:
             cursor.executemany(self._queries[name], params)
 
-    def step_script(
-        self, write: StepWrite, cursor: psycopg.ClientCursor[Any], tenant_key: bytes
-    ) -> str:
-        """The statements of one durable step, with their parameters bound client-side."""
-        queries = self._queries
-        tenant = write.run.tenant_id
-        nonce, signature = sign_tenant(tenant_key, tenant, self.connection.info.backend_pid)
+    @property
+    def queries(self) -> Mapping[str, str]:
+        """The named queries, for the step writer's own execution of them."""
+        return self._queries
+
+    def context_command(
+        self, tenant_id: str, tenant_key: bytes
+    ) -> tuple[str, tuple[str, str, int, str]]:
+        """The statement that enters ``tenant_id`` for the rest of the transaction (or
+        until the next one), with its parameters, freshly signed."""
+        nonce, signature = sign_tenant(tenant_key, tenant_id, self.connection.info.backend_pid)
+        return _SET_CONTEXT, (APP_ROLE, tenant_id, nonce, signature)
+
+    def step_rows(self, write: StepWrite) -> list[list[dict[str, Any]]]:
+        """The parameters of each of :func:`~tether.storage.postgres._steps.step_queries`
+        for one step: the guarded run update, then the rows the step adds."""
         run = self._run_params(write.run)
         run.update(
             expected_version=write.expected_version,
             expected_owner=write.expected_owner,
             cancellable=write.cancellable,
         )
-        parts = [
-            cursor.mogrify(_SET_CONTEXT, (APP_ROLE, tenant, nonce, signature)),
-            cursor.mogrify(queries["save_run_guarded"], run),
+        checkpoint = write.checkpoint
+        return [
+            [run],
+            [self._journal_params(e) for e in write.journal],
+            [] if checkpoint is None else [self._checkpoint_params(checkpoint)],
+            [self._wait_params(w) for w in write.waits],
+            [self._resolution_params(w) for w in write.resolved],
+            [self._event_params(e) for e in write.events],
+            [self._run_params(child) for child, _, _ in write.children],
+            [self._checkpoint_params(checkpoint) for _, checkpoint, _ in write.children],
+            [self._event_params(event) for _, _, event in write.children],
         ]
-        parts += [
-            cursor.mogrify(queries["upsert_journal_entry"], self._journal_params(e))
-            for e in write.journal
-        ]
-        if write.checkpoint is not None:
-            parts.append(
-                cursor.mogrify(
-                    queries["insert_checkpoint"], self._checkpoint_params(write.checkpoint)
-                )
-            )
-        parts += [cursor.mogrify(queries["insert_wait"], self._wait_params(w)) for w in write.waits]
-        parts += [
-            cursor.mogrify(queries["resolve_wait"], self._resolution_params(w))
-            for w in write.resolved
-        ]
-        parts += [
-            cursor.mogrify(queries["insert_event"], self._event_params(e)) for e in write.events
-        ]
-        for child, checkpoint, event in write.children:
-            parts += [
-                cursor.mogrify(queries["insert_run"], self._run_params(child)),
-                cursor.mogrify(queries["insert_checkpoint"], self._checkpoint_params(checkpoint)),
-                cursor.mogrify(queries["insert_event"], self._event_params(event)),
-            ]
-        return ";\n".join(parts)
 
     def _text_query(
         self, tenant_id: str, groups: Sequence[Sequence[str]], scopes: Sequence[str]
@@ -227,6 +219,10 @@ class PostgresStorage:
         self._tenant_key_bytes: bytes | None = None
         self._sessions: weakref.WeakSet[psycopg.Connection[dict[str, Any]]] = weakref.WeakSet()
         """Connections whose session has its nonce sequence (core 0003)."""
+        self._prepared_steps: weakref.WeakSet[psycopg.Connection[dict[str, Any]]] = (
+            weakref.WeakSet()
+        )
+        """Connections whose session holds the step statements prepared."""
         if keyring is not None:
             self.use_keys(keyring)
         self.display_url = database.display
@@ -237,6 +233,9 @@ class PostgresStorage:
         self._bootstrap = resources.files(_PACKAGE).joinpath("bootstrap.sql").read_text("utf-8")
         timeout = max(2, math.ceil(settings.pg_connect_timeout_s))
         self._probe(database.raw, timeout)
+        self.step_commits = GroupCommit(self._commit_steps)
+        self.step_faults: StepFaults | None = None
+        """Called between a batch of steps' statements and its commit (tests crash there)."""
         self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
             database.raw,
             min_size=settings.pg_pool_min_size,
@@ -391,31 +390,24 @@ class PostgresStorage:
         return self._begin(SYSTEM_ROLE, "", write)
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:
-        """Send the whole step as one multi-statement query: one round trip.
+        """Commit the step, with the steps other threads of this process write at the same
+        moment (see :mod:`tether.storage._group_commit`); alone, in one round trip."""
+        return self.step_commits.write(write)
 
-        PostgreSQL runs the statements of one query message as a single implicit
-        transaction, so the role and tenant set first apply to all of them and end with
-        them; the guarded run update aborts the lot if the run moved on or was cancelled.
-        """
+    def _commit_steps(self, writes: Sequence[StepWrite]) -> list[StepOutcome]:
         try:
             with self._pool.connection() as conn:
                 self._start_session(conn)
-                cursor = psycopg.ClientCursor(conn)
                 txn = PostgresTransaction(conn, self._queries)
-                cursor.execute(txn.step_script(write, cursor, self._tenant_key))
-                row = cursor.fetchone()
-                while row is None or "guard" not in row:
-                    if not cursor.nextset():
-                        raise StorageError("the step script returned no guard row")
-                    row = cursor.fetchone()
-                return int(row["version"]), bool(row["cancel_requested"])
-        except pg_errors.Error as exc:
-            if exc.sqlstate == "TT001":
-                raise LeaseLost() from None
-            if exc.sqlstate == "TT002":
-                raise RunCancelled() from None
-            self._fail(exc)
-        except PoolTimeout as exc:
+                return commit_steps(
+                    txn,
+                    writes,
+                    self._tenant_key,
+                    self._translate,
+                    self._prepared_steps,
+                    self.step_faults,
+                )
+        except (psycopg.Error, PoolTimeout) as exc:
             self._fail(exc)
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
@@ -436,6 +428,9 @@ class PostgresStorage:
             self._fail(exc)
         except PoolTimeout as exc:
             self._fail(exc)
+
+    def _translate(self, exc: BaseException) -> NoReturn:
+        translate_error(exc, self.display_url, self._secrets)
 
     def wakeups(self) -> PostgresWakeups:
         return PostgresWakeups(

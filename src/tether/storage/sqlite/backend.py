@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -26,11 +26,14 @@ from tether.errors import (
     Conflict,
     DatabaseMissing,
     InvalidInput,
+    LeaseLost,
+    RunCancelled,
     StorageError,
     StorageUnavailable,
 )
 from tether.keys import Keyring
 from tether.redaction import redact
+from tether.storage._group_commit import GroupCommit, StepOutcome
 from tether.storage._langgraph_ops import LangGraphOps, graph_statements
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
@@ -234,6 +237,9 @@ class SQLiteStorage:
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
+        self.step_commits = GroupCommit(self._commit_steps)
+        self.step_faults: Callable[[str, int], None] | None = None
+        """Called between a batch of steps' statements and its commit (tests crash there)."""
         self._connection()
 
     def _connection(self) -> sqlite3.Connection:
@@ -362,8 +368,24 @@ class SQLiteStorage:
         return None
 
     def write_step(self, write: StepWrite) -> tuple[int, bool]:
+        """Commit the step, with the steps other threads of this process write at the same
+        moment (see :mod:`tether.storage._group_commit`): one FULL sync for all of them."""
+        return self.step_commits.write(write)
+
+    def _commit_steps(self, writes: Sequence[StepWrite]) -> list[StepOutcome]:
+        """One transaction; several steps each under a savepoint, so a step whose guard
+        fails (or that conflicts with stored data) is rolled back alone."""
+        if len(writes) == 1 and self.step_faults is None:
+            try:
+                with self._begin(True) as txn:
+                    return [txn.write_step_txn(writes[0])]
+            except (LeaseLost, RunCancelled, Conflict) as exc:
+                return [exc]
         with self._begin(True) as txn:
-            return txn.write_step_txn(write)
+            outcomes = [_isolated_step(txn, write, self.path) for write in writes]
+            if self.step_faults is not None:
+                self.step_faults("before_commit", len(writes))
+            return outcomes
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
         statements = graph_statements(self._queries, tenant_id, items)
@@ -474,6 +496,25 @@ class SQLiteStorage:
             self._idle = []
         for conn in connections:
             conn.close()
+
+
+def _isolated_step(txn: SQLiteTransaction, write: StepWrite, path: Path) -> StepOutcome:
+    """Write one step of a batch under a savepoint; its outcome."""
+    conn = txn.connection
+    conn.execute("SAVEPOINT step")
+    try:
+        outcome: StepOutcome = txn.write_step_txn(write)
+    except (LeaseLost, RunCancelled) as exc:
+        conn.execute("ROLLBACK TO SAVEPOINT step")
+        outcome = exc
+    except sqlite3.IntegrityError as exc:
+        conn.execute("ROLLBACK TO SAVEPOINT step")
+        try:
+            translate_error(exc, path)
+        except Conflict as conflict:
+            outcome = conflict
+    conn.execute("RELEASE SAVEPOINT step")
+    return outcome
 
 
 def _scoped_terms_sql(tenant_id: str, scope: str, text: str) -> str:

@@ -148,3 +148,50 @@ WHERE tenant_id = %(tenant_id)s
   AND (%(before_run_id)s::text IS NULL OR run_id < %(before_run_id)s::text)
 ORDER BY run_id DESC
 LIMIT %(limit)s;
+
+-- name: save_runs_guarded
+-- save_run_guarded for the steps of a group commit, given as a JSON array of rows (all of
+-- tenant %(tenant_id)s, runs %(run_ids)s): each run row is written only if still at its
+-- step's version and lease. Aborts the transaction (SQLSTATE TT001 / TT002) unless every
+-- step's guard passes, so the caller can write the steps again one by one, each under a
+-- savepoint, to tell which failed. The tenant and the run ids reach the rows through the
+-- primary key whatever the planner guesses of the JSON's row count (never a scan of runs).
+WITH step AS (
+    SELECT * FROM json_to_recordset(%(rows)s::json) AS s (
+        tenant_id text, run_id text, expected_version bigint, expected_owner text,
+        cancellable boolean, status text, current_node text, state_version integer,
+        checkpoint_seq bigint, full_seq integer, delta_bytes integer, full_bytes integer,
+        event_seq bigint, lease_owner text, lease_expires_at timestamptz, attempt integer,
+        steps integer, resume_at timestamptz, wait_id text, error text, visits text,
+        storage_faults integer, updated_at timestamptz, updated_by text)
+), saved AS (
+UPDATE runs AS r
+SET status = s.status, current_node = s.current_node, state_version = s.state_version,
+    checkpoint_seq = s.checkpoint_seq, full_seq = s.full_seq, delta_bytes = s.delta_bytes,
+    full_bytes = s.full_bytes, event_seq = s.event_seq, version = r.version + 1,
+    lease_owner = s.lease_owner, lease_expires_at = s.lease_expires_at, attempt = s.attempt,
+    steps = s.steps, resume_at = s.resume_at, wait_id = s.wait_id, error = s.error,
+    visits = s.visits, storage_faults = s.storage_faults, updated_at = s.updated_at,
+    updated_by = s.updated_by
+FROM step AS s
+WHERE r.tenant_id = %(tenant_id)s AND r.run_id = ANY(%(run_ids)s::text[])
+  AND r.tenant_id = s.tenant_id AND r.run_id = s.run_id AND r.version = s.expected_version
+  AND r.lease_owner IS NOT DISTINCT FROM s.expected_owner
+RETURNING r.run_id, r.version, r.cancel_requested, s.cancellable
+)
+SELECT saved.run_id, saved.version, saved.cancel_requested, guard.guard
+FROM (SELECT tether_step_guard(
+          ((SELECT count(*) FROM saved) = (SELECT count(*) FROM step))::integer,
+          coalesce((SELECT bool_or(cancel_requested AND cancellable) FROM saved), false),
+          true) AS guard) AS guard
+LEFT JOIN saved ON true;
+
+-- name: insert_checkpoints
+-- insert_checkpoint for many checkpoints at once, given as a JSON array of rows.
+INSERT INTO run_checkpoints
+SELECT * FROM json_populate_recordset(NULL::run_checkpoints, %(rows)s::json);
+
+-- name: insert_events
+-- insert_event for many events at once, given as a JSON array of rows.
+INSERT INTO run_events
+SELECT * FROM json_populate_recordset(NULL::run_events, %(rows)s::json);
