@@ -23,7 +23,7 @@ CLI_COMMANDS: MappingProxyType[str, str] = MappingProxyType(
         "api-keys revoke": "api_keys.revoke",
         "serve": "maintenance",
         "audit verify": "audit.verify",
-        "audit ls": "audit.entries",
+        "audit ls": "audit.latest",
         "runs start": "runs.start",
         "runs ls": "runs.all",
         "runs stuck": "runs.stuck",

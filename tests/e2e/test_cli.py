@@ -255,9 +255,9 @@ def test_tenants_principals_and_permission_denied(cli: Cli) -> None:
     assert principals.json()[1]["created_by"] == "alice"
     assert [(t["tenant_id"], t["audit_entries"]) for t in tenants.json()] == [("acme", 3)]
     assert [(e["actor_id"], e["action"]) for e in trail.json()] == [
-        ("system", "tenant.created"),
-        ("system", "principal.created"),
         ("alice", "principal.created"),
+        ("system", "principal.created"),
+        ("system", "tenant.created"),
     ]
 
 
@@ -279,6 +279,33 @@ def test_audit_verify_passes_then_names_the_tampered_entry(acme: Cli, db_path: P
     assert report["entries_checked"] == 2
     assert report["problem"]["kind"] == "edited"
     assert report["problem"]["seq"] == 2
+
+
+def test_audit_ls_is_newest_first_filtered_and_paged_by_before(acme: Cli) -> None:
+    as_alice = ["-t", "acme", "--as", "alice", "--json"]
+    whole, by_alice, action, page, older, forward, mixed = acme.many(
+        [
+            ["audit", "ls", *as_alice],
+            ["audit", "ls", "--by", "alice", *as_alice],
+            ["audit", "ls", "--action", "tenant.created", *as_alice],
+            ["audit", "ls", "--limit", "2", *as_alice],
+            ["audit", "ls", "--before", "2", *as_alice],
+            ["audit", "ls", "--after", "0", "--limit", "2", *as_alice],
+            ["audit", "ls", "--after", "0", "--by", "alice", *as_alice],
+        ]
+    )
+
+    assert [e["seq"] for e in whole.json()] == [3, 2, 1]
+    assert [(e["seq"], e["actor_id"]) for e in by_alice.json()] == [(3, "alice")]
+    assert [e["seq"] for e in action.json()] == [1]
+    assert [e["seq"] for e in page.json()] == [3, 2]
+    assert [e["seq"] for e in older.json()] == [1]
+    assert [e["seq"] for e in forward.json()] == [1, 2]
+    target = whole.json()[0]["target"]
+    about = acme("audit", "ls", "--target", target, *as_alice)
+    assert [e["seq"] for e in about.json()] == [3]
+    assert mixed.returncode == 3
+    assert "--after" in mixed.said and "--by" in mixed.said
 
 
 def test_json_outputs_parse(acme: Cli) -> None:

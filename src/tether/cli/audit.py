@@ -22,7 +22,7 @@ from tether.cli._common import (
     reporting,
 )
 from tether.clock import format_timestamp
-from tether.errors import IntegrityViolation
+from tether.errors import IntegrityViolation, InvalidInput
 from tether.principals import RESERVED_PREFIX
 
 audit_app = typer.Typer(help="Read and verify the audit trail.", no_args_is_help=True)
@@ -94,14 +94,56 @@ def verify(
 def list_entries(
     tenant: TenantOption,
     actor: ActorOption,
-    after: Annotated[int, typer.Option(help="Show entries after this sequence number.")] = 0,
+    target: Annotated[
+        str | None,
+        typer.Option(help="Only entries about this object: run:<id>, memory:<id>, principal:<id>…"),
+    ] = None,
+    by: Annotated[str | None, typer.Option(help="Only entries by this principal.")] = None,
+    action: Annotated[
+        str | None, typer.Option(help="Only entries of this action (run.cancelled…).")
+    ] = None,
+    before: Annotated[
+        int | None,
+        typer.Option(min=1, help="Continue a newest-first listing below this sequence number."),
+    ] = None,
+    after: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="List oldest first, from the entry after this sequence number "
+            "(to follow a trail forward; no filters).",
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option(min=1, max=10000, help="Most entries to show.")] = 50,
     url: UrlOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """List a tenant's audit entries in order. Needs an admin, operator or approver (--as)."""
+    """List a tenant's audit entries, newest first, as the console shows them.
+
+    --target, --by and --action narrow the list; the last entry's number, given to
+    --before, shows the next (older) page. --after lists oldest first instead.
+    Needs an admin, operator or approver (--as).
+    """
+    with reporting(json_output):
+        if after is not None and (before is not None or target or by or action):
+            raise InvalidInput(
+                "--after lists the whole trail oldest first; it takes no --before, --target, "
+                "--by or --action (leave --after out to filter, newest first)"
+            )
     with reporting(json_output), open_app(url) as app:
-        entries = app.audit.entries(acting(app, tenant, actor), after_seq=after, limit=limit)
+        principal = acting(app, tenant, actor)
+        entries = (
+            app.audit.entries(principal, after_seq=after, limit=limit)
+            if after is not None
+            else app.audit.latest(
+                principal,
+                before_seq=before,
+                target=target,
+                actor_id=by,
+                action=action,
+                limit=limit,
+            )
+        )
         if json_output:
             print_json(entries)
             return
