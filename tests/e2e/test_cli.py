@@ -134,20 +134,20 @@ def subcommands(command: Any) -> dict[str, Any]:
     return {name: command.get_command(None, name) for name in command.list_commands(None)}
 
 
-def walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    yield path
+def walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    yield path, command
     for name, sub in sorted(subcommands(command).items()):
         yield from walk(sub, (*path, name))
 
 
+# Typer builds a click command anew on every call, and each build reads every function's
+# signature: the tree is built once and looked up by path.
+COMMANDS = dict(walk(typer.main.get_command(cli_app)))
+COMMAND_PATHS = list(COMMANDS)
+
+
 def command_at(path: tuple[str, ...]) -> Any:
-    command = typer.main.get_command(cli_app)
-    for name in path:
-        command = subcommands(command)[name]
-    return command
-
-
-COMMAND_PATHS = list(walk(typer.main.get_command(cli_app)))
+    return COMMANDS[path]
 
 
 def test_python_dash_m_runs_the_cli(cli: Cli) -> None:
