@@ -52,7 +52,9 @@ def to_utc(moment: datetime) -> datetime:
 
 def format_timestamp(moment: datetime) -> str:
     """The one text form of a time: ISO 8601, UTC, microseconds, ``Z``."""
-    return to_utc(moment).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    if moment.tzinfo is not UTC:
+        moment = to_utc(moment)
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
 
 
 def parse_timestamp(text: str) -> datetime:

@@ -67,25 +67,32 @@ def check_text(field: str, value: str, *, max_chars: int = MAX_TEXT) -> None:
         ) from None
 
 
+def _check_number(field: str, value: float) -> None:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInput(f"{field} is {value}: numbers must be finite")
+    elif not INT_MIN <= value <= INT_MAX:
+        raise InvalidInput(f"{field} is out of range: integers must fit in 64 bits")
+
+
 def check_value(field: str, value: Any, *, depth: int = 0) -> None:
     """Walk ``value`` and refuse anything no backend can store faithfully.
 
     Mappings, sequences, sets and pydantic models are walked; other objects (workflows,
     callables, principals, which check themselves) are code, not data, and are left alone.
     """
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is int or kind is float:  # the commonest leaves first: a state is walked every step
+        _check_number(field, value)
+    elif isinstance(value, str):
         check_text(field, value)
     elif isinstance(value, _SCALARS):
         return
-    elif isinstance(value, int):
-        if not INT_MIN <= value <= INT_MAX:
-            raise InvalidInput(f"{field} is out of range: integers must fit in 64 bits")
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInput(f"{field} is {value}: numbers must be finite")
+    elif isinstance(value, (int, float)):
+        _check_number(field, value)
     elif depth >= MAX_DEPTH:
         raise InvalidInput(f"{field} is nested more than {MAX_DEPTH} levels deep")
-    elif isinstance(value, Mapping):
+    elif kind is dict or isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidInput(
@@ -94,7 +101,7 @@ def check_value(field: str, value: Any, *, depth: int = 0) -> None:
                 )
             check_text(f"{field} key", key)
             check_value(f"{field}.{key}"[:200], item, depth=depth + 1)
-    elif isinstance(value, (list, tuple, set, frozenset)):
+    elif kind is list or isinstance(value, (list, tuple, set, frozenset)):
         for index, item in enumerate(value):
             check_value(f"{field}[{index}]", item, depth=depth + 1)
     elif isinstance(value, BaseModel):

@@ -374,6 +374,7 @@ class Claim:
             for i, (type_, data, duration) in enumerate(specs, start=1)
         ]
         update: dict[str, Any] = {
+            "version": run.version + 1,
             "lease_expires_at": now + self.lease,
             "event_seq": run.event_seq + len(rows),
             "updated_at": now,
@@ -382,6 +383,8 @@ class Claim:
         update.update(changes or {})
         if update.get("status") not in (None, RunStatus.SCHEDULED):
             update.setdefault("resume_at", None)
+        # The run as the guarded update leaves it (which also adds one to its version), so
+        # a step makes one copy of the row, not two.
         new_run = run.model_copy(update=update)
         write = StepWrite(
             run=new_run,
@@ -410,4 +413,6 @@ class Claim:
                 self.unsettled.pop(entry.idempotency_key, None)
         self._buffered = []
         self._resolutions = []
-        self.run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})
+        if version != new_run.version or cancel != new_run.cancel_requested:
+            new_run = new_run.model_copy(update={"version": version, "cancel_requested": cancel})
+        self.run = new_run

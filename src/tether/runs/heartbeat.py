@@ -27,8 +27,14 @@ log = get_logger("tether.runs")
 
 class Heartbeat:
     """Renews the lease of the one claim an executor is driving, from a daemon thread of
-    the executor's own (idle, it waits without waking). Watched and unwatched from the
-    executor's thread only."""
+    the executor's own. Watched and unwatched from the executor's thread only.
+
+    The thread looks at whatever claim is watched once per ``interval_s``; watching and
+    unwatching only set that claim, without waking the thread, so a run's start and end
+    cost no switch to another thread (an executor that claims run after run would
+    otherwise wake it twice per run). Idle for a whole interval, it waits without waking
+    until the next :meth:`watch`.
+    """
 
     def __init__(self, storage: Storage, lease: timedelta) -> None:
         self.storage = storage
@@ -39,6 +45,7 @@ class Heartbeat:
         self._cond = threading.Condition()
         self._claim: Claim | None = None
         self._renewing = False
+        self._idle = False
         self._thread: threading.Thread | None = None
 
     def watch(self, claim: Claim) -> None:
@@ -50,25 +57,28 @@ class Heartbeat:
                     target=self._beat, name="tether-heartbeat", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify_all()
+            elif self._idle:
+                self._cond.notify_all()
 
     def unwatch(self) -> None:
         """Stop renewing, and wait for a renewal under way: none may outlive the claim
         (or the storage, once the caller closes it)."""
         with self._cond:
             self._claim = None
-            self._cond.notify_all()
             while self._renewing:
                 self._cond.wait()
 
     def _beat(self) -> None:
         while True:
             with self._cond:
-                while self._claim is None:
-                    self._cond.wait()
-                claim = self._claim
+                if self._claim is None:
+                    self._idle = True
+                    while self._claim is None:
+                        self._cond.wait()
+                    self._idle = False
                 self._cond.wait(self.interval_s)
-                if self._claim is not claim or claim.lost is not None:
+                claim = self._claim
+                if claim is None or claim.lost is not None:
                     continue
                 self._renewing = True
             try:

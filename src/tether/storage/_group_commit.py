@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tether.errors import StorageUnavailable, TetherError
 from tether.storage.rows import StepWrite
@@ -45,7 +45,9 @@ MAX_BATCH = 64
 @dataclass(eq=False)
 class _Slot:
     write: StepWrite
-    ready: threading.Event = field(default_factory=threading.Event)
+    ready: threading.Event | None = None
+    """Set when the step is done or its thread is to lead; only a step that queued
+    behind a commit under way has one (a leader waits for nobody)."""
     lead: bool = False
     done: bool = False
     outcome: StepOutcome | None = None
@@ -73,16 +75,27 @@ class GroupCommit:
             return len(self._queue)
 
     def write(self, write: StepWrite) -> tuple[int, bool]:
-        """Commit ``write`` with whatever other steps are queued; its own outcome."""
+        """Commit ``write`` with whatever other steps are queued; its own outcome.
+
+        A step that finds no commit under way is the whole batch of its own (nothing can
+        be queued then), so the common case of a lone executor takes the lock twice and
+        makes no event to wait on."""
         slot = _Slot(write)
         with self._lock:
-            self._queue.append(slot)
-            if not self._busy:
+            if self._busy:
+                slot.ready = threading.Event()
+                self._queue.append(slot)
+            else:
                 self._busy = slot.lead = True
-        if not slot.lead:
+        if slot.ready is None:
+            self._commit([slot])
+        else:
             slot.ready.wait()
-        if not slot.done:
-            self._lead()
+            if not slot.done:
+                with self._lock:
+                    batch = self._queue[: self._max_batch]
+                    del self._queue[: self._max_batch]
+                self._commit(batch)
         outcome = slot.outcome
         if isinstance(outcome, BaseException):
             raise outcome
@@ -90,12 +103,9 @@ class GroupCommit:
             raise RuntimeError("a grouped step finished without an outcome")
         return outcome
 
-    def _lead(self) -> None:
-        """Commit the queue (up to ``max_batch`` steps, this thread's among them), wake
-        their threads, and hand the lead to the first step queued meanwhile."""
-        with self._lock:
-            batch = self._queue[: self._max_batch]
-            del self._queue[: self._max_batch]
+    def _commit(self, batch: list[_Slot]) -> None:
+        """Commit ``batch`` (this thread's step among them), give each step its outcome,
+        wake their threads, and hand the lead to the first step queued meanwhile."""
         outcomes: Sequence[StepOutcome] | None = None
         try:
             outcomes = self._commit_batch([s.write for s in batch])
@@ -115,11 +125,12 @@ class GroupCommit:
                     self._busy = False
                 else:
                     successor.lead = True
-            if successor is not None:
+            if successor is not None and successor.ready is not None:
                 successor.ready.set()
             for slot, outcome in zip(batch, outcomes, strict=True):
                 slot.outcome, slot.done = outcome, True
-                slot.ready.set()
+                if slot.ready is not None:
+                    slot.ready.set()
 
 
 def _own_copy(exc: Exception) -> Exception:

@@ -66,6 +66,34 @@ class RunOps(QueryTransaction):
         )
         return params
 
+    def _save_params(self, run: Run) -> dict[str, Any]:
+        """The parameters of ``save_run``: the run's key and the columns a write may
+        change (a step binds and checks these, not the whole row)."""
+        lease_expires_at, resume_at = run.lease_expires_at, run.resume_at
+        return {
+            "tenant_id": run.tenant_id,
+            "run_id": run.run_id,
+            "status": run.status.value,
+            "current_node": run.current_node,
+            "state_version": run.state_version,
+            "checkpoint_seq": run.checkpoint_seq,
+            "full_seq": run.full_seq,
+            "delta_bytes": run.delta_bytes,
+            "full_bytes": run.full_bytes,
+            "event_seq": run.event_seq,
+            "lease_owner": run.lease_owner,
+            "lease_expires_at": None if lease_expires_at is None else self._ts_in(lease_expires_at),
+            "attempt": run.attempt,
+            "steps": run.steps,
+            "resume_at": None if resume_at is None else self._ts_in(resume_at),
+            "wait_id": run.wait_id,
+            "error": run.error,
+            "visits": canonical.dumps(run.visits, trusted=True),
+            "storage_faults": run.storage_faults,
+            "updated_at": self._ts_in(run.updated_at),
+            "updated_by": run.updated_by,
+        }
+
     def insert_run(self, run: Run) -> None:
         self._fetch("insert_run", self._run_params(run))
 
@@ -107,7 +135,7 @@ class RunOps(QueryTransaction):
         Returns the new version and whether cancellation was requested, or ``None`` when
         another writer got there first (the caller must then stop without further effects).
         """
-        params = self._run_params(run)
+        params = self._save_params(run)
         params.update(expected_version=expected_version, expected_owner=expected_owner)
         row = self._one("save_run", **params)
         if row is None:

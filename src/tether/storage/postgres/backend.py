@@ -165,7 +165,7 @@ class PostgresTransaction(
     def step_rows(self, write: StepWrite) -> list[list[dict[str, Any]]]:
         """The parameters of each of :func:`~tether.storage.postgres._steps.step_queries`
         for one step: the guarded run update, then the rows the step adds."""
-        run = self._run_params(write.run)
+        run = self._save_params(write.run)
         run.update(
             expected_version=write.expected_version,
             expected_owner=write.expected_owner,
