@@ -216,3 +216,21 @@ def test_deleting_a_thread_keeps_its_run_and_cancels_it(app: Tether) -> None:
     assert app.runs.get(acme["admin"], run.run_id).status is RunStatus.CANCELLED
     assert app.runs.waits(acme["approver"]) == []
     assert app.graphs.thread_run(acme["operator"], "claim-2") is None
+
+
+def test_a_thread_has_one_run_and_one_audited_start_across_processes(
+    app: Tether, backend: TestDatabase, clock: FakeClock
+) -> None:
+    acme = cast(app, "acme")
+    chat_graph(TetherSaver(app, acme["agent"]), 2).invoke({"messages": [], "turns": 0}, config("t"))
+    with Tether.open(backend.settings(embedder="none"), clock=clock) as other:
+        later = TetherSaver(other, acme["agent"])
+        chat_graph(later, 4).invoke({"messages": [], "turns": 0}, config("t"))
+        assert len(messages(later, "t")) == 4
+
+    runs = app.runs.all(acme["admin"])
+    assert [run.status for run in runs] == [RunStatus.COMPLETED]
+    started = app.audit.latest(acme["admin"], action="run.started")
+    assert [entry.target for entry in started] == [f"run:{runs[0].run_id}"]
+    assert started[0].actor_id == "acme-agent"
+    assert app.audit.verify("acme").ok

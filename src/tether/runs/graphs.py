@@ -9,6 +9,7 @@ leave the same way: the chain of rows that makes a value, its own first.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from tether.runs.graph_runs import (
     fresh,
     recent,
     resume_values,
+    started,
 )
 from tether.runs.graph_timeline import GraphCheckpointView, timeline
 from tether.runs.models import FINISHED, Run, RunStatus
@@ -126,12 +128,13 @@ class Graphs:
             if self._plain(tenant, items, now):
                 self._storage.write_graph_step(tenant, items)
                 return
-            with self._storage.transaction(tenant) as txn:
-                for item in items:
-                    if isinstance(item, GraphCheckpointWrite):
-                        self._checkpoint_txn(txn, principal, item, now, moved)
-                    else:
-                        self._task_writes_txn(txn, principal, item, now, moved)
+            if not self._start(principal, items, now, moved):
+                with self._storage.transaction(tenant) as txn:
+                    for item in items:
+                        if isinstance(item, GraphCheckpointWrite):
+                            self._checkpoint_txn(txn, principal, item, now, moved)
+                        else:
+                            self._task_writes_txn(txn, principal, item, now, moved)
         except Conflict:
             self._threads.clear()  # a thread this process knew was deleted elsewhere
             raise
@@ -143,17 +146,49 @@ class Graphs:
         """Whether no item changes a run row: checkpoints of a running graph this process
         wrote a moment ago that still has nodes to run (or of its subgraphs), and writes
         without interrupts or errors."""
+        return self._unknown_thread(tenant, items, now) == ""
+
+    def _unknown_thread(
+        self, tenant: str, items: Sequence[GraphWrite], now: datetime
+    ) -> str | None:
+        """``""`` if no item changes a run row (see :meth:`_plain`); the thread id if the
+        only change is the start of one thread this process has not written, whose
+        checkpoints here all have nodes to run; else ``None``."""
+        new = ""
         for item in items:
             if isinstance(item, GraphTaskWrites):
                 if item.interrupts or item.failure is not None:
-                    return False
+                    return None
                 continue
             row = item.checkpoint
             known = self._threads.get((tenant, row.thread_id))
-            if known is None or not recent(known, now):
-                return False
             if row.checkpoint_ns == "" and not item.next_nodes:
-                return False  # the graph finished: its run completes
+                return None  # the graph finished: its run completes
+            if known is None and new in ("", row.thread_id):
+                new = row.thread_id
+            elif known is None or not recent(known, now):
+                return None
+        return new
+
+    def _start(
+        self,
+        principal: Principal,
+        items: Sequence[GraphWrite],
+        now: datetime,
+        moved: dict[tuple[str, str], GraphThreadRow],
+    ) -> bool:
+        """Write ``items`` with the start of the one new thread among them, in one short
+        write (see :meth:`Storage.write_graph_start`); whether done (``False``: nothing
+        written, the thread exists or more than a start changes run rows)."""
+        tenant = principal.tenant_id
+        thread_id = self._unknown_thread(tenant, items, now)
+        if not thread_id:
+            return False
+        start = self._runs.new_thread(principal, thread_id, now)
+        entry = functools.partial(self._runs.started_entry, principal, start)
+        if not self._storage.write_graph_start(tenant, start, entry, items):
+            return False
+        moved[(tenant, thread_id)] = started(start)
         return True
 
     def _checkpoint_txn(
@@ -169,12 +204,14 @@ class Graphs:
         nodes = ",".join(write.next_nodes)
         status = RunStatus.RUNNING if nodes else RunStatus.COMPLETED
         root = row.checkpoint_ns == ""
-        known = (moved.get(key) or self._threads.get(key)) if root else None
-        if known is not None and recent(known, now):
+        known = moved.get(key) or self._threads.get(key)
+        if root and known is not None and recent(known, now):
             # A step of a running graph: this process wrote its run row a moment ago.
             thread = known
         else:
-            thread = self._runs.ensure_thread_txn(txn, principal, row.thread_id, now)
+            thread = self._runs.ensure_thread_txn(
+                txn, principal, row.thread_id, now, new=known is None
+            )
         txn.put_graph_checkpoint(
             principal.tenant_id, row, graph_run_id=write.graph_run_id, blobs=write.blobs
         )

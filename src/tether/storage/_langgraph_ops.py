@@ -4,21 +4,26 @@ named queries."""
 
 from __future__ import annotations
 
-import functools
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from tether import canonical
+from tether.storage._graph_writes import (
+    blob_params,
+    checkpoint_params,
+    thread_start_rows,
+    write_params,
+)
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointPut,
     GraphCheckpointRow,
-    GraphPut,
     GraphRunUpdate,
     GraphThreadRow,
+    GraphThreadStart,
     GraphWriteRow,
     GraphWritesPut,
     GraphWriteSummaryRow,
@@ -56,6 +61,42 @@ class LangGraphOps(QueryTransaction):
                 "thread_id": thread_id,
                 "run_id": run_id,
                 "created_at": self._ts_in(at),
+            },
+        )
+
+    def start_graph_thread(self, tenant_id: str, start: GraphThreadStart) -> bool:
+        """Create a thread's run row, its thread row and the run's first event, unless the
+        thread exists (nothing written); whether it was created."""
+        (_, run), *rest = thread_start_rows(tenant_id, start, self._ts_in)
+        if not self._fetch("insert_graph_thread_run", run):
+            return False
+        for name, params in rest:
+            self._fetch(name, params)
+        return True
+
+    def insert_graph_event(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        seq: int,
+        at: datetime,
+        type_: str,
+        node: str,
+        data: Mapping[str, Any],
+    ) -> None:
+        """An event of a thread's run (``data``: JSON that Tether made, string keys)."""
+        self._fetch(
+            "insert_event",
+            {
+                "tenant_id": tenant_id,
+                "run_id": run_id,
+                "seq": seq,
+                "at": self._ts_in(at),
+                "type": type_,
+                "node": node or None,
+                "duration_ms": None,
+                "data": canonical.dumps(dict(data), trusted=True),
             },
         )
 
@@ -99,8 +140,8 @@ class LangGraphOps(QueryTransaction):
         introduces; a value already stored at its version is kept."""
         put = GraphCheckpointPut(row, blobs, graph_run_id)
         if blobs:
-            self._fetch_many("insert_graph_blob", _blob_params(tenant_id, put))
-        self._fetch_many("upsert_graph_checkpoint", [_checkpoint_params(tenant_id, put)])
+            self._fetch_many("insert_graph_blob", blob_params(tenant_id, put))
+        self._fetch_many("upsert_graph_checkpoint", [checkpoint_params(tenant_id, put)])
 
     def put_graph_writes(
         self,
@@ -115,7 +156,7 @@ class LangGraphOps(QueryTransaction):
         """Store a task's writes; an existing (task, index) is kept unless ``replace``."""
         put = GraphWritesPut(thread_id, checkpoint_ns, checkpoint_id, writes, replace)
         self._fetch_many(
-            "upsert_graph_write" if replace else "insert_graph_write", _write_params(tenant_id, put)
+            "upsert_graph_write" if replace else "insert_graph_write", write_params(tenant_id, put)
         )
 
     def get_graph_checkpoint(
@@ -423,87 +464,6 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
         inline_type=row["inline_type"],
         inline_data=_bytes(row["inline_data"]),
     )
-
-
-def graph_statements(
-    queries: Mapping[str, str], tenant_id: str, items: Sequence[GraphPut]
-) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The statements (text from ``queries``) that store ``items``, in order, each with
-    its rows of parameters: a checkpoint's values (one statement for all of them), the
-    checkpoint, a task's writes (one statement)."""
-    statements: list[tuple[str, list[dict[str, Any]]]] = []
-    for item in items:
-        if isinstance(item, GraphWritesPut):
-            sql = queries["upsert_graph_write" if item.replace else "insert_graph_write"]
-            statements.append((sql, _write_params(tenant_id, item)))
-            continue
-        if item.blobs:
-            statements.append((queries["insert_graph_blob"], _blob_params(tenant_id, item)))
-        statements.append(
-            (queries["upsert_graph_checkpoint"], [_checkpoint_params(tenant_id, item)])
-        )
-    return statements
-
-
-def _write_params(tenant_id: str, put: GraphWritesPut) -> list[dict[str, Any]]:
-    thread_id, ns, checkpoint_id = put.thread_id, put.checkpoint_ns, put.checkpoint_id
-    return [
-        {
-            "tenant_id": tenant_id,
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-            "task_id": write.task_id,
-            "idx": write.idx,
-            "channel": write.channel,
-            "type": write.type,
-            "data": write.data,
-            "task_path": write.task_path,
-        }
-        for write in put.writes
-    ]
-
-
-def _blob_params(tenant_id: str, put: GraphCheckpointPut) -> list[dict[str, Any]]:
-    thread_id = put.checkpoint.thread_id
-    return [
-        {
-            "tenant_id": tenant_id,
-            "thread_id": thread_id,
-            "checkpoint_ns": blob.checkpoint_ns,
-            "channel": blob.channel,
-            "version": blob.version,
-            "type": blob.type,
-            "data": blob.data,
-            "base_version": blob.base_version,
-            "keep": blob.keep,
-        }
-        for blob in put.blobs
-    ]
-
-
-def _checkpoint_params(tenant_id: str, put: GraphCheckpointPut) -> dict[str, Any]:
-    row = put.checkpoint
-    return {
-        "tenant_id": tenant_id,
-        "thread_id": row.thread_id,
-        "checkpoint_ns": row.checkpoint_ns,
-        "checkpoint_id": row.checkpoint_id,
-        "parent_checkpoint_id": row.parent_checkpoint_id,
-        "graph_run_id": put.graph_run_id,
-        "checkpoint": row.checkpoint_json,
-        "metadata": row.metadata_json,
-        "blob_channels": _channels_json(row.blob_channels),
-        "inline_type": row.inline_type,
-        "inline_data": row.inline_data,
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _channels_json(channels: tuple[str, ...]) -> str:
-    """The channels a checkpoint stores apart, as JSON: a graph's checkpoints name the same
-    few sets over and over."""
-    return canonical.dumps(list(channels), trusted=True)
 
 
 def _bytes(value: Any) -> bytes | None:

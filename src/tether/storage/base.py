@@ -21,11 +21,13 @@ from tether.storage.rows import (
     AuditRow,
     ComponentVersion,
     GraphPut,
+    GraphThreadStart,
     MemoryCandidate,
     MemoryDecisionRow,
     MemoryHoldRow,
     MemoryRecallRow,
     MemoryTombstoneRow,
+    NextEntry,
     PrincipalRow,
     ProcedureVersionRow,
     StepWrite,
@@ -134,6 +136,16 @@ class Storage(Protocol):
         """Store checkpoints and pending writes of LangGraph threads, in order, in one
         transaction: a step of a running graph, whose run row needs no change. One commit
         on SQLite, one round trip on PostgreSQL."""
+        ...
+
+    def write_graph_start(
+        self, tenant_id: str, start: GraphThreadStart, entry: NextEntry, items: Sequence[GraphPut]
+    ) -> bool:
+        """A new thread's first write, in one transaction: unless the thread exists
+        (``False``, nothing written), its run row, thread row and first event
+        (``start``), the audit entry ``entry(seq, head)`` makes from the tenant's audit
+        head (locked), the head moved to it, and ``items`` as :meth:`write_graph_step`
+        stores them. One commit on SQLite, two round trips on PostgreSQL."""
         ...
 
     def wakeups(self) -> Wakeups:

@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointRow,
     GraphRunUpdate,
     GraphThreadRow,
+    GraphThreadStart,
     GraphWriteRow,
     GraphWriteSummaryRow,
     StoreItemRow,
@@ -25,6 +26,22 @@ class LangGraphStore(Protocol):
     def get_graph_thread(self, tenant_id: str, thread_id: str) -> GraphThreadRow | None: ...
     def insert_graph_thread(
         self, tenant_id: str, thread_id: str, run_id: str, *, at: datetime
+    ) -> None: ...
+    def start_graph_thread(self, tenant_id: str, start: GraphThreadStart) -> bool:
+        """Create the thread's run row, thread row and first event unless the thread
+        exists (then nothing is written); whether it was created."""
+        ...
+
+    def insert_graph_event(
+        self,
+        tenant_id: str,
+        run_id: str,
+        *,
+        seq: int,
+        at: datetime,
+        type_: str,
+        node: str,
+        data: Mapping[str, Any],
     ) -> None: ...
     def graph_thread_of_run(self, tenant_id: str, run_id: str) -> str | None: ...
     def update_graph_run(self, tenant_id: str, update: GraphRunUpdate) -> bool: ...

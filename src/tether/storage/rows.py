@@ -10,7 +10,7 @@ stable, and timestamps cross as aware ``datetime`` values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
@@ -354,6 +354,23 @@ class GraphThreadRow:
     status: str
     event_seq: int
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class GraphThreadStart:
+    """A new LangGraph thread: its run row (workflow ``langgraph``, version 0, created and
+    last updated by ``created_by`` at ``at``), its thread row, and the run's first event."""
+
+    thread_id: str
+    run_id: str
+    status: str
+    created_by: str
+    at: datetime
+    event: str
+
+
+NextEntry = Callable[[int, str], AuditRow]
+"""Makes the audit entry that follows a tenant's head, given its sequence number and hash."""
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ from tether.errors import (
 )
 from tether.keys import Keyring
 from tether.redaction import redact
+from tether.storage._graph_writes import checked_statements, graph_statements, start_statements_txn
 from tether.storage._group_commit import GroupCommit, StepOutcome
-from tether.storage._langgraph_ops import LangGraphOps, graph_statements
+from tether.storage._langgraph_ops import LangGraphOps
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -52,7 +53,7 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
-from tether.storage.rows import GraphPut
+from tether.storage.rows import GraphPut, GraphThreadStart, NextEntry
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -388,13 +389,21 @@ class SQLiteStorage:
             return outcomes
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
-        statements = graph_statements(self._queries, tenant_id, items)
-        for _, rows in statements:
-            for params in rows:
-                check_params(params)
+        statements = checked_statements(graph_statements(self._queries, tenant_id, items))
         with self._begin(True) as txn:
             for sql, rows in statements:
                 txn.connection.executemany(sql, rows)
+
+    def write_graph_start(
+        self, tenant_id: str, start: GraphThreadStart, entry: NextEntry, items: Sequence[GraphPut]
+    ) -> bool:
+        with self._begin(True) as txn:
+            statements = start_statements_txn(
+                txn, self._queries, tenant_id, start, entry, items, format_timestamp
+            )
+            for sql, rows in statements or ():
+                txn.connection.executemany(sql, rows)
+        return statements is not None
 
     def wakeups(self) -> SQLiteWakeups:
         return SQLiteWakeups(self.path, self._queries["data_version"])
