@@ -31,7 +31,13 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.storage.base import Transaction
-from tether.storage.rows import AuditRow, GraphRunUpdate, GraphThreadRow, GraphThreadStart
+from tether.storage.rows import (
+    AuditRow,
+    GraphEvent,
+    GraphRunUpdate,
+    GraphThreadRow,
+    GraphThreadStart,
+)
 
 GRAPH_WORKFLOW = "langgraph"
 """The workflow name of every LangGraph thread's run."""
@@ -171,39 +177,16 @@ class GraphRuns:
         changed = previous is not move.status
         if not changed and fresh(thread, move.status, now):
             return thread
-        seq = thread.event_seq + (1 if changed else 0)
         if changed and previous.value in WAITING_STATUSES:
             self._close_waits_txn(txn, principal, thread.run_id, now)
         if changed and previous in FINISHED:
             txn.forget_run_retained(tenant, thread.run_id)
-        updated = txn.update_graph_run(
-            tenant,
-            GraphRunUpdate(
-                run_id=thread.run_id,
-                status=move.status.value,
-                current_node=move.node,
-                steps=max(move.steps or 0, 0),
-                wait_id=move.wait_id,
-                error=move.error,
-                event_seq=seq,
-                updated_at=now,
-                updated_by=principal.principal_id,
-                expected_event_seq=thread.event_seq,
-            ),
-        )
-        if not updated:
+        update, event = moved_rows(principal, thread, move, now)
+        if not txn.update_graph_run(tenant, update):
             return None
-        if changed:
-            txn.insert_graph_event(
-                tenant,
-                thread.run_id,
-                seq=seq,
-                at=now,
-                type_=move.event or f"graph.{move.status.value}",
-                node=move.node,
-                data=move.data or {},
-            )
-        return GraphThreadRow(thread.run_id, move.status.value, seq, now)
+        if event is not None:
+            txn.insert_graph_event(tenant, event)
+        return GraphThreadRow(thread.run_id, update.status, update.event_seq, now)
 
     def open_waits_txn(
         self,
@@ -274,6 +257,31 @@ def started(start: GraphThreadStart) -> GraphThreadRow:
     return GraphThreadRow(
         run_id=start.run_id, status=start.status, event_seq=1, updated_at=start.at
     )
+
+
+def moved_rows(
+    principal: Principal, thread: GraphThreadRow, move: RunMove, now: datetime
+) -> tuple[GraphRunUpdate, GraphEvent | None]:
+    """The guarded update of the run row ``thread`` that ``move`` makes, and the event of
+    its change of status (``None``: the status stays)."""
+    changed = thread.status != move.status.value
+    seq = thread.event_seq + (1 if changed else 0)
+    update = GraphRunUpdate(
+        run_id=thread.run_id,
+        status=move.status.value,
+        current_node=move.node,
+        steps=max(move.steps or 0, 0),
+        wait_id=move.wait_id,
+        error=move.error,
+        event_seq=seq,
+        updated_at=now,
+        updated_by=principal.principal_id,
+        expected_event_seq=thread.event_seq,
+    )
+    if not changed:
+        return update, None
+    event_type = move.event or f"graph.{move.status.value}"
+    return update, GraphEvent(thread.run_id, seq, now, event_type, move.node, move.data or {})
 
 
 def is_graph_run(run: Run) -> bool:

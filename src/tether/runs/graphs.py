@@ -30,6 +30,7 @@ from tether.runs.graph_runs import (
     RunMove,
     collect_blobs_txn,
     fresh,
+    moved_rows,
     recent,
     resume_values,
     started,
@@ -125,10 +126,11 @@ class Graphs:
         tenant = principal.tenant_id
         moved: dict[tuple[str, str], GraphThreadRow] = {}
         try:
-            if self._plain(tenant, items, now):
+            change = self._change(tenant, items, now)
+            if change == ("", ""):
                 self._storage.write_graph_step(tenant, items)
                 return
-            if not self._start(principal, items, now, moved):
+            if change is None or not self._short(principal, change, items, now, moved):
                 with self._storage.transaction(tenant) as txn:
                     for item in items:
                         if isinstance(item, GraphCheckpointWrite):
@@ -142,19 +144,16 @@ class Graphs:
             self._threads.clear()
         self._threads.update(moved)
 
-    def _plain(self, tenant: str, items: Sequence[GraphWrite], now: datetime) -> bool:
-        """Whether no item changes a run row: checkpoints of a running graph this process
-        wrote a moment ago that still has nodes to run (or of its subgraphs), and writes
-        without interrupts or errors."""
-        return self._unknown_thread(tenant, items, now) == ""
-
-    def _unknown_thread(
+    def _change(
         self, tenant: str, items: Sequence[GraphWrite], now: datetime
-    ) -> str | None:
-        """``""`` if no item changes a run row (see :meth:`_plain`); the thread id if the
-        only change is the start of one thread this process has not written, whose
-        checkpoints here all have nodes to run; else ``None``."""
-        new = ""
+    ) -> tuple[str, str] | None:
+        """What the items change in run rows: ``("", "")`` nothing (checkpoints of a
+        running graph this process wrote a moment ago that still has nodes to run, or of
+        its subgraphs, and writes without interrupts or errors); ``("start", thread)``
+        only the start of one thread this process has not written, whose checkpoints
+        here all have nodes to run; ``("finish", thread)`` only the completion of one
+        such running graph by its last checkpoint here; ``None``: more than that."""
+        change = ("", "")
         for item in items:
             if isinstance(item, GraphTaskWrites):
                 if item.interrupts or item.failure is not None:
@@ -162,33 +161,56 @@ class Graphs:
                 continue
             row = item.checkpoint
             known = self._threads.get((tenant, row.thread_id))
-            if row.checkpoint_ns == "" and not item.next_nodes:
-                return None  # the graph finished: its run completes
-            if known is None and new in ("", row.thread_id):
-                new = row.thread_id
-            elif known is None or not recent(known, now):
+            finished = row.checkpoint_ns == "" and not item.next_nodes
+            if change[0] == "finish" and row.thread_id == change[1]:
+                return None  # written on after it finished
+            if known is None:
+                kind = "start"
+                if finished:
+                    return None
+            elif not recent(known, now):
                 return None
-        return new
+            elif finished:
+                kind = "finish"
+            else:
+                continue
+            if change[0] and change != (kind, row.thread_id):
+                return None
+            change = (kind, row.thread_id)
+        return change
 
-    def _start(
+    def _short(
         self,
         principal: Principal,
+        change: tuple[str, str],
         items: Sequence[GraphWrite],
         now: datetime,
         moved: dict[tuple[str, str], GraphThreadRow],
     ) -> bool:
-        """Write ``items`` with the start of the one new thread among them, in one short
-        write (see :meth:`Storage.write_graph_start`); whether done (``False``: nothing
-        written, the thread exists or more than a start changes run rows)."""
+        """Write ``items`` with the one change of a run row among them (see
+        :meth:`_change`) in one short write (:meth:`Storage.write_graph_start` or
+        :meth:`Storage.write_graph_finish`); whether done (``False``: nothing written,
+        the thread exists or its run row changed since this process wrote it)."""
         tenant = principal.tenant_id
-        thread_id = self._unknown_thread(tenant, items, now)
-        if not thread_id:
+        kind, thread_id = change
+        key = (tenant, thread_id)
+        if kind == "start":
+            start = self._runs.new_thread(principal, thread_id, now)
+            entry = functools.partial(self._runs.started_entry, principal, start)
+            if not self._storage.write_graph_start(tenant, start, entry, items):
+                return False
+            moved[key] = started(start)
+            return True
+        last = [
+            item
+            for item in items
+            if isinstance(item, GraphCheckpointWrite) and item.checkpoint.thread_id == thread_id
+        ][-1]
+        move = RunMove(status=RunStatus.COMPLETED, node=END_NODE, steps=last.step)
+        update, event = moved_rows(principal, self._threads[key], move, now)
+        if event is None or not self._storage.write_graph_finish(tenant, update, event, items):
             return False
-        start = self._runs.new_thread(principal, thread_id, now)
-        entry = functools.partial(self._runs.started_entry, principal, start)
-        if not self._storage.write_graph_start(tenant, start, entry, items):
-            return False
-        moved[(tenant, thread_id)] = started(start)
+        moved[key] = GraphThreadRow(update.run_id, update.status, update.event_seq, now)
         return True
 
     def _checkpoint_txn(

@@ -14,7 +14,9 @@ from tether.storage.langgraph_store import LangGraphStore
 from tether.storage.rows import (
     AuditRow,
     GraphCheckpointPut,
+    GraphEvent,
     GraphPut,
+    GraphRunUpdate,
     GraphThreadStart,
     GraphWritesPut,
     NextEntry,
@@ -27,7 +29,23 @@ Statements = list[tuple[str, list[dict[str, Any]]]]
 
 
 class _StartTransaction(LangGraphStore, CoreStore, Protocol):
-    """What :func:`start_statements_txn` reads with."""
+    """What :func:`start_statements_txn` and :func:`finish_statements_txn` read with."""
+
+
+StatementsTxn = Callable[..., "Statements | None"]
+"""Makes a short write's statements in a write transaction: ``(txn, queries, ts_in,
+tenant_id, ..., items)``, ``None`` when there is nothing to write."""
+
+
+def step_statements_txn(
+    txn: object,
+    queries: Mapping[str, str],
+    ts_in: Callable[[datetime], Any],
+    tenant_id: str,
+    items: Sequence[GraphPut],
+) -> Statements:
+    """A step of a running graph (see :func:`graph_statements`), checked."""
+    return checked_statements(graph_statements(queries, tenant_id, items))
 
 
 def checked_statements(statements: Statements) -> Statements:
@@ -41,11 +59,11 @@ def checked_statements(statements: Statements) -> Statements:
 def start_statements_txn(
     txn: _StartTransaction,
     queries: Mapping[str, str],
+    ts_in: Callable[[datetime], Any],
     tenant_id: str,
     start: GraphThreadStart,
     entry: NextEntry,
     items: Sequence[GraphPut],
-    ts_in: Callable[[datetime], Any],
 ) -> Statements | None:
     """In a write transaction: ``None`` if the thread exists, else the statements of
     :meth:`tether.storage.base.Storage.write_graph_start` (the audit head locked here)."""
@@ -126,20 +144,63 @@ def thread_start_rows(
         "created_at": at,
         "created_by": start.created_by,
     }
-    event = {
-        **ids,
-        "seq": 1,
-        "at": at,
-        "type": start.event,
-        "node": None,
-        "duration_ms": None,
-        "data": canonical.dumps({"thread_id": start.thread_id}, trusted=True),
-    }
+    event = GraphEvent(start.run_id, 1, start.at, start.event, "", {"thread_id": start.thread_id})
     return [
         ("insert_graph_thread_run", run),
         ("insert_graph_thread", {**ids, "thread_id": start.thread_id, "created_at": at}),
-        ("insert_event", event),
+        ("insert_event", event_params(tenant_id, event, ts_in)),
     ]
+
+
+def finish_statements_txn(
+    txn: _StartTransaction,
+    queries: Mapping[str, str],
+    ts_in: Callable[[datetime], Any],
+    tenant_id: str,
+    update: GraphRunUpdate,
+    event: GraphEvent,
+    items: Sequence[GraphPut],
+) -> Statements | None:
+    """In a write transaction: ``None`` if the guarded update of the run row matched
+    nothing (it was stale), else the statements of the rest of
+    :meth:`tether.storage.base.Storage.write_graph_finish`."""
+    if not txn.update_graph_run(tenant_id, update):
+        return None
+    statements = [(queries["insert_event"], [event_params(tenant_id, event, ts_in)])]
+    return checked_statements(statements + graph_statements(queries, tenant_id, items))
+
+
+def run_update_params(
+    tenant_id: str, update: GraphRunUpdate, ts_in: Callable[[datetime], Any]
+) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant_id,
+        "run_id": update.run_id,
+        "status": update.status,
+        "current_node": update.current_node,
+        "steps": update.steps,
+        "wait_id": update.wait_id,
+        "error": update.error,
+        "event_seq": update.event_seq,
+        "updated_at": ts_in(update.updated_at),
+        "updated_by": update.updated_by,
+        "expected_event_seq": update.expected_event_seq,
+    }
+
+
+def event_params(
+    tenant_id: str, event: GraphEvent, ts_in: Callable[[datetime], Any]
+) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant_id,
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "at": ts_in(event.at),
+        "type": event.type,
+        "node": event.node or None,
+        "duration_ms": None,
+        "data": canonical.dumps(dict(event.data), trusted=True),
+    }
 
 
 def write_params(tenant_id: str, put: GraphWritesPut) -> list[dict[str, Any]]:

@@ -13,6 +13,8 @@ from tether import canonical
 from tether.storage._graph_writes import (
     blob_params,
     checkpoint_params,
+    event_params,
+    run_update_params,
     thread_start_rows,
     write_params,
 )
@@ -21,6 +23,7 @@ from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointPut,
     GraphCheckpointRow,
+    GraphEvent,
     GraphRunUpdate,
     GraphThreadRow,
     GraphThreadStart,
@@ -74,54 +77,17 @@ class LangGraphOps(QueryTransaction):
             self._fetch(name, params)
         return True
 
-    def insert_graph_event(
-        self,
-        tenant_id: str,
-        run_id: str,
-        *,
-        seq: int,
-        at: datetime,
-        type_: str,
-        node: str,
-        data: Mapping[str, Any],
-    ) -> None:
-        """An event of a thread's run (``data``: JSON that Tether made, string keys)."""
-        self._fetch(
-            "insert_event",
-            {
-                "tenant_id": tenant_id,
-                "run_id": run_id,
-                "seq": seq,
-                "at": self._ts_in(at),
-                "type": type_,
-                "node": node or None,
-                "duration_ms": None,
-                "data": canonical.dumps(dict(data), trusted=True),
-            },
-        )
+    def insert_graph_event(self, tenant_id: str, event: GraphEvent) -> None:
+        self._fetch("insert_event", event_params(tenant_id, event, self._ts_in))
 
     def graph_thread_of_run(self, tenant_id: str, run_id: str) -> str | None:
         row = self._one("list_graph_threads_by_run", tenant_id=tenant_id, run_id=run_id)
         return str(row["thread_id"]) if row else None
 
     def update_graph_run(self, tenant_id: str, update: GraphRunUpdate) -> bool:
-        rows = self._fetch(
-            "update_graph_run",
-            {
-                "tenant_id": tenant_id,
-                "run_id": update.run_id,
-                "status": update.status,
-                "current_node": update.current_node,
-                "steps": update.steps,
-                "wait_id": update.wait_id,
-                "error": update.error,
-                "event_seq": update.event_seq,
-                "updated_at": self._ts_in(update.updated_at),
-                "updated_by": update.updated_by,
-                "expected_event_seq": update.expected_event_seq,
-            },
+        return bool(
+            self._fetch("update_graph_run", run_update_params(tenant_id, update, self._ts_in))
         )
-        return bool(rows)
 
     def forget_run_retained(self, tenant_id: str, run_id: str) -> None:
         self._fetch("delete_run_retained", {"tenant_id": tenant_id, "run_id": run_id})

@@ -20,7 +20,9 @@ from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
     ComponentVersion,
+    GraphEvent,
     GraphPut,
+    GraphRunUpdate,
     GraphThreadStart,
     MemoryCandidate,
     MemoryDecisionRow,
@@ -146,6 +148,15 @@ class Storage(Protocol):
         (``start``), the audit entry ``entry(seq, head)`` makes from the tenant's audit
         head (locked), the head moved to it, and ``items`` as :meth:`write_graph_step`
         stores them. One commit on SQLite, two round trips on PostgreSQL."""
+        ...
+
+    def write_graph_finish(
+        self, tenant_id: str, update: GraphRunUpdate, event: GraphEvent, items: Sequence[GraphPut]
+    ) -> bool:
+        """A thread's last write, in one transaction: the guarded ``update`` of its run row
+        (``False``, nothing written, if the row gained an event since), the ``event`` of
+        its new status, and ``items`` as :meth:`write_graph_step` stores them. One commit
+        on SQLite, two round trips on PostgreSQL."""
         ...
 
     def wakeups(self) -> Wakeups:

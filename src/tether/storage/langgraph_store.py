@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointRow,
+    GraphEvent,
     GraphRunUpdate,
     GraphThreadRow,
     GraphThreadStart,
@@ -32,17 +33,7 @@ class LangGraphStore(Protocol):
         exists (then nothing is written); whether it was created."""
         ...
 
-    def insert_graph_event(
-        self,
-        tenant_id: str,
-        run_id: str,
-        *,
-        seq: int,
-        at: datetime,
-        type_: str,
-        node: str,
-        data: Mapping[str, Any],
-    ) -> None: ...
+    def insert_graph_event(self, tenant_id: str, event: GraphEvent) -> None: ...
     def graph_thread_of_run(self, tenant_id: str, run_id: str) -> str | None: ...
     def update_graph_run(self, tenant_id: str, update: GraphRunUpdate) -> bool: ...
     def forget_run_retained(self, tenant_id: str, run_id: str) -> None:

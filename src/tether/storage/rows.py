@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from tether.memory.models import MemoryKind, MemoryStatus, Scope, Sensitivity
@@ -367,6 +367,18 @@ class GraphThreadStart:
     created_by: str
     at: datetime
     event: str
+
+
+@dataclass(frozen=True)
+class GraphEvent:
+    """An event of a thread's run (``data``: JSON Tether made, string keys)."""
+
+    run_id: str
+    seq: int
+    at: datetime
+    type: str
+    node: str
+    data: Mapping[str, Any]
 
 
 NextEntry = Callable[[int, str], AuditRow]

@@ -62,10 +62,15 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
-from tether.storage.postgres._graph_writes import GraphWrite, graph_start, graph_step
+from tether.storage.postgres._graph_writes import (
+    GraphWrite,
+    graph_finish,
+    graph_start,
+    graph_step,
+)
 from tether.storage.postgres._steps import StepFaults, commit_steps
 from tether.storage.postgres.wakeups import PostgresWakeups
-from tether.storage.rows import GraphPut, GraphThreadStart, NextEntry
+from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.postgres"
@@ -424,6 +429,14 @@ class PostgresStorage:
         """Two round trips: the tenant context, the thread and the locked audit head read
         in a transaction left open; then every statement and the commit."""
         write = functools.partial(graph_start, start=start, entry=entry, items=items)
+        return self._graph_write(tenant_id, write)
+
+    def write_graph_finish(
+        self, tenant_id: str, update: GraphRunUpdate, event: GraphEvent, items: Sequence[GraphPut]
+    ) -> bool:
+        """Two round trips: the guarded update in a transaction left open; then the event,
+        every statement and the commit."""
+        write = functools.partial(graph_finish, update=update, event=event, items=items)
         return self._graph_write(tenant_id, write)
 
     def _graph_write(self, tenant_id: str, write: GraphWrite[_T]) -> _T:
