@@ -23,20 +23,16 @@ databases are made fresh on the server of ``TETHER_BENCH_POSTGRES_URL``
 from __future__ import annotations
 
 import argparse
-import cProfile
 import itertools
 import json
 import os
-import pstats
 import random
 import shlex
 import string
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
@@ -316,6 +312,8 @@ def growth(saver: Saver, steps: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.profile:
+        from bench.langgraph_profile import profile
+
         return profile(args)
     started = time.perf_counter()
     builder = chain_builder()
@@ -513,90 +511,6 @@ def render(results: dict[str, Any]) -> str:
         f"Date: {m['date']}. Command: {results['command']} ({results['seconds']:.0f} s).",
     ]
     return "\n".join(out)
-
-
-# -- profiling ------------------------------------------------------------------------
-
-
-def profile(args: argparse.Namespace) -> int:
-    """Python and C calls per chain run (every thread) without a checkpointer, with the
-    peer and with TetherSaver, then cProfile of TetherSaver's ``put`` and ``put_writes``
-    in every thread that calls them (thread CPU clock), merged."""
-    builder = chain_builder()
-    with tempfile.TemporaryDirectory(prefix="tether-bench-lg-") as tmp, ExitStack() as stack:
-        workdir = Path(tmp)
-        if args.profile == "postgres":
-            url, _ = stack.enter_context(scratch_postgres(args.postgres_url))
-            peer_url, _ = stack.enter_context(scratch_postgres(args.postgres_url))
-            ours, peer = tether_saver(stack, url), postgres_saver(stack, peer_url)
-        else:
-            mode = args.profile.split("-", 1)[1].upper()
-            ours = tether_saver(stack, f"sqlite:///{workdir / 'profile.db'}", mode)
-            peer = sqlite_saver(stack, workdir, mode)
-        contenders = [chain_contender(s, builder) for s in (None, peer, ours)]
-        for contender in contenders:
-            for _ in range(args.warmup):
-                contender.run(STEPS)
-        print(f"# {args.profile}: calls per chain run ({STEPS} nodes), every thread")
-        for contender in contenders:
-            calls = count_calls(contender.run, args.runs)
-            print(
-                f"- {contender.key}: {calls['call'] / args.runs:,.0f} Python calls, "
-                f"{calls['c_call'] / args.runs:,.0f} C calls"
-            )
-        profiles: list[cProfile.Profile] = []
-        local = threading.local()
-
-        def profiled(method: Callable[..., Any]) -> Callable[..., Any]:
-            def call(*a: Any, **kw: Any) -> Any:
-                prof = getattr(local, "profile", None)
-                if prof is None:
-                    prof = local.profile = cProfile.Profile(time.thread_time)
-                    profiles.append(prof)
-                prof.enable()
-                try:
-                    return method(*a, **kw)
-                finally:
-                    prof.disable()
-
-            return call
-
-        saver = ours.saver
-        saver.put, saver.put_writes = profiled(saver.put), profiled(saver.put_writes)
-        started = time.process_time()
-        for _ in range(args.runs):
-            contenders[2].run(STEPS)
-        cpu = time.process_time() - started
-    print(
-        f"\n# TetherSaver: {args.runs} runs, {cpu / args.runs * 1000:.3f} CPU ms per run "
-        "under cProfile (put and put_writes only)"
-    )
-    stats = pstats.Stats(*profiles)
-    stats.sort_stats("tottime").print_stats(25)
-    stats.sort_stats("cumulative").print_stats(40)
-    return 0
-
-
-def count_calls(run: Callable[[int], None], runs: int) -> Tally[str]:
-    """Profiler events (``call``, ``c_call``) of ``runs`` runs, in every thread."""
-    tallies: dict[int, Tally[str]] = {}
-
-    def tally(frame: Any, event: str, arg: Any) -> None:
-        ident = threading.get_ident()
-        counts = tallies.get(ident)
-        if counts is None:
-            counts = tallies[ident] = Tally()
-        counts[event] += 1
-
-    threading.setprofile(tally)
-    sys.setprofile(tally)
-    try:
-        for _ in range(runs):
-            run(STEPS)
-    finally:
-        sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
-    return sum(tallies.values(), Tally())
 
 
 if __name__ == "__main__":
