@@ -17,6 +17,7 @@ databases are made fresh on the server of ``TETHER_BENCH_POSTGRES_URL``
 
     python -m bench.langgraph              # make bench
     python -m bench.langgraph --runs 30    # a quick check
+    python -m bench.langgraph --profile sqlite-normal   # where TetherSaver's time goes
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-postgres", action="store_true", help="skip PostgreSQL")
     parser.add_argument("--json", type=Path, default=RESULTS, help="where to write results")
+    parser.add_argument(
+        "--profile",
+        choices=("sqlite-normal", "sqlite-full", "postgres"),
+        help="instead of the benchmark, count calls and statements of --runs chain runs per"
+        " checkpointer here, then profile TetherSaver's put and put_writes",
+    )
     return parser.parse_args(argv)
 
 
@@ -304,6 +311,10 @@ def growth(saver: Saver, steps: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.profile:
+        from bench.langgraph_profile import profile
+
+        return profile(args)
     started = time.perf_counter()
     builder = chain_builder()
     with tempfile.TemporaryDirectory(prefix="tether-bench-lg-") as tmp, ExitStack() as stack:

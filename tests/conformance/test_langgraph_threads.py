@@ -19,6 +19,7 @@ from tether import FakeClock, Tether
 from tether.integrations.langgraph import TetherSaver, request_approval, resume_command
 from tether.principals import Principal
 from tether.runs import RunStatus
+from tether.storage.rows import GraphEvent, GraphRunUpdate
 
 
 class Chat(TypedDict):
@@ -216,3 +217,46 @@ def test_deleting_a_thread_keeps_its_run_and_cancels_it(app: Tether) -> None:
     assert app.runs.get(acme["admin"], run.run_id).status is RunStatus.CANCELLED
     assert app.runs.waits(acme["approver"]) == []
     assert app.graphs.thread_run(acme["operator"], "claim-2") is None
+
+
+def test_a_thread_has_one_run_and_one_audited_start_across_processes(
+    app: Tether, backend: TestDatabase, clock: FakeClock
+) -> None:
+    acme = cast(app, "acme")
+    chat_graph(TetherSaver(app, acme["agent"]), 2).invoke({"messages": [], "turns": 0}, config("t"))
+    with Tether.open(backend.settings(embedder="none"), clock=clock) as other:
+        later = TetherSaver(other, acme["agent"])
+        chat_graph(later, 4).invoke({"messages": [], "turns": 0}, config("t"))
+        assert len(messages(later, "t")) == 4
+
+    runs = app.runs.all(acme["admin"])
+    assert [run.status for run in runs] == [RunStatus.COMPLETED]
+    started = app.audit.latest(acme["admin"], action="run.started")
+    assert [entry.target for entry in started] == [f"run:{runs[0].run_id}"]
+    assert started[0].actor_id == "acme-agent"
+    assert app.audit.verify("acme").ok
+
+
+def test_a_finish_from_a_stale_run_row_writes_nothing(app: Tether, clock: FakeClock) -> None:
+    acme = cast(app, "acme")
+    approval_graph(TetherSaver(app, acme["agent"])).invoke({"log": []}, config("claim-3"))
+    run = app.graphs.thread_run(acme["operator"], "claim-3")
+    assert run is not None and run.event_seq == 2
+    update = GraphRunUpdate(
+        run_id=run.run_id,
+        status=RunStatus.COMPLETED.value,
+        current_node="__end__",
+        steps=3,
+        wait_id=None,
+        error=None,
+        event_seq=2,
+        updated_at=clock.now(),
+        updated_by="acme-agent",
+        expected_event_seq=1,
+    )
+    event = GraphEvent(run.run_id, 2, clock.now(), "graph.completed", "__end__", {})
+
+    assert not app.storage.write_graph_finish("acme", update, event, [])
+
+    assert app.runs.get(acme["admin"], run.run_id).status is RunStatus.WAITING_FOR_APPROVAL
+    assert [e.type for e in app.runs.events(acme["admin"], run.run_id)][-1] == "graph.interrupted"

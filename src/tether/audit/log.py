@@ -102,11 +102,40 @@ class AuditLog:
             target: what was acted on, by id (``run:0190…``), never personal data.
             subjects: ids of the people the action concerns; stored only as keyed hashes.
         """
+        seq, head = txn.lock_audit_head(tenant_id)
+        row = self.next_entry(
+            tenant_id,
+            seq,
+            head,
+            actor_id=actor_id,
+            action=action,
+            target=target,
+            details=details,
+            subjects=subjects,
+        )
+        txn.insert_audit_entry(row)
+        txn.set_audit_head(tenant_id, row.seq, row.entry_hash)
+        # Built from the values just written (no validation: they are the row's own).
+        return AuditEntry.model_construct(**_entry_fields(row))
+
+    def next_entry(
+        self,
+        tenant_id: str,
+        seq: int,
+        head: str,
+        *,
+        actor_id: str,
+        action: str,
+        target: str,
+        details: Mapping[str, Any] | None = None,
+        subjects: Iterable[str] = (),
+    ) -> AuditRow:
+        """The signed entry that follows the tenant's head (``seq``, ``head``: as locked
+        in the transaction that will store it, which must also move the head to it)."""
         if not _ACTION.match(action):
             raise InvalidInput(
                 f"audit action {action!r} must be dotted lowercase, e.g. run.cancelled"
             )
-        seq, head = txn.lock_audit_head(tenant_id)
         hashes = sorted({self.subject_hash(tenant_id, subject) for subject in subjects})
         unsigned = AuditRow(
             tenant_id=tenant_id,
@@ -117,15 +146,11 @@ class AuditLog:
             action=action,
             target=target,
             details_json=canonical.dumps(dict(details or {})),
-            subjects_json=canonical.dumps(hashes),
+            subjects_json=canonical.dumps(hashes) if hashes else "[]",
             prev_hash=head,
             entry_hash="",
         )
-        row = AuditRow(**{**unsigned.__dict__, "entry_hash": entry_hash(unsigned, self._keyring)})
-        txn.insert_audit_entry(row)
-        txn.set_audit_head(tenant_id, row.seq, row.entry_hash)
-        # Built from the values just written (no validation: they are the row's own).
-        return AuditEntry.model_construct(**_entry_fields(row))
+        return AuditRow(**{**unsigned.__dict__, "entry_hash": entry_hash(unsigned, self._keyring)})
 
     def record_by_txn(
         self,

@@ -19,19 +19,25 @@ from typing import Any
 
 from tether import canonical
 from tether.audit.log import AuditLog
+from tether.errors import Conflict
 from tether.principals import Principal, Role
 from tether.runs.models import (
     FINISHED,
     InterruptReason,
     JournalKind,
     Run,
-    RunEvent,
     RunStatus,
     Wait,
     WaitStatus,
 )
 from tether.storage.base import Transaction
-from tether.storage.rows import GraphRunUpdate, GraphThreadRow
+from tether.storage.rows import (
+    AuditRow,
+    GraphEvent,
+    GraphRunUpdate,
+    GraphThreadRow,
+    GraphThreadStart,
+)
 
 GRAPH_WORKFLOW = "langgraph"
 """The workflow name of every LangGraph thread's run."""
@@ -41,6 +47,7 @@ END_NODE = "__end__"
 WAITING_STATUSES = frozenset(
     {RunStatus.WAITING_FOR_APPROVAL.value, RunStatus.WAITING_FOR_USER.value}
 )
+_STARTED_DETAILS = {"workflow": GRAPH_WORKFLOW}
 RUNNING_REFRESH = timedelta(seconds=1)
 """How stale a running thread's run row may get (its current node, its step count)."""
 
@@ -88,27 +95,68 @@ class GraphRuns:
         now: datetime,
         *,
         status: RunStatus = RunStatus.RUNNING,
+        new: bool = False,
     ) -> GraphThreadRow:
         """The thread's run row, created (with its ``graph.thread_started`` event and a
-        ``run.started`` audit entry) the first time the thread is written."""
+        ``run.started`` audit entry) the first time the thread is written.
+
+        ``new``: the caller has not seen the thread, so it is created without reading it
+        first (an existing thread is then read after an insert that wrote nothing).
+        """
         tenant = principal.tenant_id
-        found = txn.get_graph_thread(tenant, thread_id)
-        if found is not None:
+        if not new:
+            found = txn.get_graph_thread(tenant, thread_id)
+            if found is not None:
+                return found
+        start = self.new_thread(principal, thread_id, now, status=status)
+        if not txn.start_graph_thread(tenant, start):
+            found = txn.get_graph_thread(tenant, thread_id)
+            if found is None:
+                raise Conflict("the thread was deleted while it was being written; retry")
             return found
-        run_id = str(self._new_id())
-        txn.insert_run(_graph_run(tenant, run_id, principal.principal_id, now, status))
-        txn.insert_graph_thread(tenant, thread_id, run_id, at=now)
-        txn.insert_events(
-            [_event(tenant, run_id, 1, now, "graph.thread_started", "", {"thread_id": thread_id})]
-        )
-        self._audit.record_by_txn(
+        self._audit.record_txn(
             txn,
-            principal,
+            tenant_id=tenant,
+            actor_id=principal.principal_id,
             action="run.started",
-            target=f"run:{run_id}",
-            details={"workflow": GRAPH_WORKFLOW},
+            target=f"run:{start.run_id}",
+            details=_STARTED_DETAILS,
         )
-        return GraphThreadRow(run_id=run_id, status=status.value, event_seq=1, updated_at=now)
+        return started(start)
+
+    def new_thread(
+        self,
+        principal: Principal,
+        thread_id: str,
+        now: datetime,
+        *,
+        status: RunStatus = RunStatus.RUNNING,
+    ) -> GraphThreadStart:
+        """The rows that start a thread: its run (a new id), the thread row, the
+        ``graph.thread_started`` event."""
+        return GraphThreadStart(
+            thread_id=thread_id,
+            run_id=str(self._new_id()),
+            status=status.value,
+            created_by=principal.principal_id,
+            at=now,
+            event="graph.thread_started",
+        )
+
+    def started_entry(
+        self, principal: Principal, start: GraphThreadStart, seq: int, head: str
+    ) -> AuditRow:
+        """The ``run.started`` audit entry of a new thread's run, after the tenant's head
+        (``seq``, ``head``, locked by the transaction that stores both)."""
+        return self._audit.next_entry(
+            principal.tenant_id,
+            seq,
+            head,
+            actor_id=principal.principal_id,
+            action="run.started",
+            target=f"run:{start.run_id}",
+            details=_STARTED_DETAILS,
+        )
 
     def move_txn(
         self,
@@ -129,34 +177,16 @@ class GraphRuns:
         changed = previous is not move.status
         if not changed and fresh(thread, move.status, now):
             return thread
-        seq = thread.event_seq + (1 if changed else 0)
         if changed and previous.value in WAITING_STATUSES:
             self._close_waits_txn(txn, principal, thread.run_id, now)
         if changed and previous in FINISHED:
             txn.forget_run_retained(tenant, thread.run_id)
-        updated = txn.update_graph_run(
-            tenant,
-            GraphRunUpdate(
-                run_id=thread.run_id,
-                status=move.status.value,
-                current_node=move.node,
-                steps=max(move.steps or 0, 0),
-                wait_id=move.wait_id,
-                error=move.error,
-                event_seq=seq,
-                updated_at=now,
-                updated_by=principal.principal_id,
-                expected_event_seq=thread.event_seq,
-            ),
-        )
-        if not updated:
+        update, event = moved_rows(principal, thread, move, now)
+        if not txn.update_graph_run(tenant, update):
             return None
-        if changed:
-            event = move.event or f"graph.{move.status.value}"
-            txn.insert_events(
-                [_event(tenant, thread.run_id, seq, now, event, move.node, move.data or {})]
-            )
-        return GraphThreadRow(thread.run_id, move.status.value, seq, now)
+        if event is not None:
+            txn.insert_graph_event(tenant, event)
+        return GraphThreadRow(thread.run_id, update.status, update.event_seq, now)
 
     def open_waits_txn(
         self,
@@ -220,6 +250,38 @@ class GraphRuns:
                 resolved_by=principal.principal_id,
                 resolution={"reason": "the graph resumed without this wait's answer"},
             )
+
+
+def started(start: GraphThreadStart) -> GraphThreadRow:
+    """The run row of a thread as :meth:`GraphRuns.new_thread` starts it."""
+    return GraphThreadRow(
+        run_id=start.run_id, status=start.status, event_seq=1, updated_at=start.at
+    )
+
+
+def moved_rows(
+    principal: Principal, thread: GraphThreadRow, move: RunMove, now: datetime
+) -> tuple[GraphRunUpdate, GraphEvent | None]:
+    """The guarded update of the run row ``thread`` that ``move`` makes, and the event of
+    its change of status (``None``: the status stays)."""
+    changed = thread.status != move.status.value
+    seq = thread.event_seq + (1 if changed else 0)
+    update = GraphRunUpdate(
+        run_id=thread.run_id,
+        status=move.status.value,
+        current_node=move.node,
+        steps=max(move.steps or 0, 0),
+        wait_id=move.wait_id,
+        error=move.error,
+        event_seq=seq,
+        updated_at=now,
+        updated_by=principal.principal_id,
+        expected_event_seq=thread.event_seq,
+    )
+    if not changed:
+        return update, None
+    event_type = move.event or f"graph.{move.status.value}"
+    return update, GraphEvent(thread.run_id, seq, now, event_type, move.node, move.data or {})
 
 
 def is_graph_run(run: Run) -> bool:
@@ -295,60 +357,6 @@ def collect_blobs_txn(txn: Transaction, tenant_id: str, thread_id: str) -> int:
     unused = [key for key, _ in links if key not in needed]
     txn.delete_graph_blobs(tenant_id, thread_id, unused)
     return len(unused)
-
-
-def _graph_run(tenant: str, run_id: str, by: str, now: datetime, status: RunStatus) -> Run:
-    return Run(
-        tenant_id=tenant,
-        run_id=run_id,
-        workflow=GRAPH_WORKFLOW,
-        workflow_version=GRAPH_WORKFLOW_VERSION,
-        status=status,
-        current_node="",
-        state_version=0,
-        checkpoint_seq=0,
-        full_seq=0,
-        delta_bytes=0,
-        full_bytes=0,
-        event_seq=1,
-        version=1,
-        lease_owner=None,
-        lease_expires_at=None,
-        attempt=0,
-        steps=0,
-        max_steps=0,
-        deadline=None,
-        resume_at=None,
-        wait_id=None,
-        cancel_requested=False,
-        error=None,
-        visits={},
-        created_at=now,
-        created_by=by,
-        updated_at=now,
-        updated_by=by,
-    )
-
-
-def _event(
-    tenant: str,
-    run_id: str,
-    seq: int,
-    now: datetime,
-    type_: str,
-    node: str,
-    data: Mapping[str, Any],
-) -> RunEvent:
-    return RunEvent(
-        tenant_id=tenant,
-        run_id=run_id,
-        seq=seq,
-        at=now,
-        type=type_,
-        node=node or None,
-        duration_ms=None,
-        data=dict(data),
-    )
 
 
 def _wait(

@@ -9,6 +9,7 @@ leave the same way: the chain of rows that makes a value, its own first.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +30,10 @@ from tether.runs.graph_runs import (
     RunMove,
     collect_blobs_txn,
     fresh,
+    moved_rows,
     recent,
     resume_values,
+    started,
 )
 from tether.runs.graph_timeline import GraphCheckpointView, timeline
 from tether.runs.models import FINISHED, Run, RunStatus
@@ -123,15 +126,17 @@ class Graphs:
         tenant = principal.tenant_id
         moved: dict[tuple[str, str], GraphThreadRow] = {}
         try:
-            if self._plain(tenant, items, now):
+            change = self._change(tenant, items, now)
+            if change == ("", ""):
                 self._storage.write_graph_step(tenant, items)
                 return
-            with self._storage.transaction(tenant) as txn:
-                for item in items:
-                    if isinstance(item, GraphCheckpointWrite):
-                        self._checkpoint_txn(txn, principal, item, now, moved)
-                    else:
-                        self._task_writes_txn(txn, principal, item, now, moved)
+            if change is None or not self._short(principal, change, items, now, moved):
+                with self._storage.transaction(tenant) as txn:
+                    for item in items:
+                        if isinstance(item, GraphCheckpointWrite):
+                            self._checkpoint_txn(txn, principal, item, now, moved)
+                        else:
+                            self._task_writes_txn(txn, principal, item, now, moved)
         except Conflict:
             self._threads.clear()  # a thread this process knew was deleted elsewhere
             raise
@@ -139,21 +144,73 @@ class Graphs:
             self._threads.clear()
         self._threads.update(moved)
 
-    def _plain(self, tenant: str, items: Sequence[GraphWrite], now: datetime) -> bool:
-        """Whether no item changes a run row: checkpoints of a running graph this process
-        wrote a moment ago that still has nodes to run (or of its subgraphs), and writes
-        without interrupts or errors."""
+    def _change(
+        self, tenant: str, items: Sequence[GraphWrite], now: datetime
+    ) -> tuple[str, str] | None:
+        """What the items change in run rows: ``("", "")`` nothing (checkpoints of a
+        running graph this process wrote a moment ago that still has nodes to run, or of
+        its subgraphs, and writes without interrupts or errors); ``("start", thread)``
+        only the start of one thread this process has not written, whose checkpoints
+        here all have nodes to run; ``("finish", thread)`` only the completion of one
+        such running graph by its last checkpoint here; ``None``: more than that."""
+        change = ("", "")
         for item in items:
             if isinstance(item, GraphTaskWrites):
                 if item.interrupts or item.failure is not None:
-                    return False
+                    return None
                 continue
             row = item.checkpoint
             known = self._threads.get((tenant, row.thread_id))
-            if known is None or not recent(known, now):
+            finished = row.checkpoint_ns == "" and not item.next_nodes
+            if change[0] == "finish" and row.thread_id == change[1]:
+                return None  # written on after it finished
+            if known is None:
+                kind = "start"
+                if finished:
+                    return None
+            elif not recent(known, now):
+                return None
+            elif finished:
+                kind = "finish"
+            else:
+                continue
+            if change[0] and change != (kind, row.thread_id):
+                return None
+            change = (kind, row.thread_id)
+        return change
+
+    def _short(
+        self,
+        principal: Principal,
+        change: tuple[str, str],
+        items: Sequence[GraphWrite],
+        now: datetime,
+        moved: dict[tuple[str, str], GraphThreadRow],
+    ) -> bool:
+        """Write ``items`` with the one change of a run row among them (see
+        :meth:`_change`) in one short write (:meth:`Storage.write_graph_start` or
+        :meth:`Storage.write_graph_finish`); whether done (``False``: nothing written,
+        the thread exists or its run row changed since this process wrote it)."""
+        tenant = principal.tenant_id
+        kind, thread_id = change
+        key = (tenant, thread_id)
+        if kind == "start":
+            start = self._runs.new_thread(principal, thread_id, now)
+            entry = functools.partial(self._runs.started_entry, principal, start)
+            if not self._storage.write_graph_start(tenant, start, entry, items):
                 return False
-            if row.checkpoint_ns == "" and not item.next_nodes:
-                return False  # the graph finished: its run completes
+            moved[key] = started(start)
+            return True
+        last = [
+            item
+            for item in items
+            if isinstance(item, GraphCheckpointWrite) and item.checkpoint.thread_id == thread_id
+        ][-1]
+        move = RunMove(status=RunStatus.COMPLETED, node=END_NODE, steps=last.step)
+        update, event = moved_rows(principal, self._threads[key], move, now)
+        if event is None or not self._storage.write_graph_finish(tenant, update, event, items):
+            return False
+        moved[key] = GraphThreadRow(update.run_id, update.status, update.event_seq, now)
         return True
 
     def _checkpoint_txn(
@@ -169,12 +226,14 @@ class Graphs:
         nodes = ",".join(write.next_nodes)
         status = RunStatus.RUNNING if nodes else RunStatus.COMPLETED
         root = row.checkpoint_ns == ""
-        known = (moved.get(key) or self._threads.get(key)) if root else None
-        if known is not None and recent(known, now):
+        known = moved.get(key) or self._threads.get(key)
+        if root and known is not None and recent(known, now):
             # A step of a running graph: this process wrote its run row a moment ago.
             thread = known
         else:
-            thread = self._runs.ensure_thread_txn(txn, principal, row.thread_id, now)
+            thread = self._runs.ensure_thread_txn(
+                txn, principal, row.thread_id, now, new=known is None
+            )
         txn.put_graph_checkpoint(
             principal.tenant_id, row, graph_run_id=write.graph_run_id, blobs=write.blobs
         )

@@ -4,21 +4,29 @@ named queries."""
 
 from __future__ import annotations
 
-import functools
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from tether import canonical
+from tether.storage._graph_writes import (
+    blob_params,
+    checkpoint_params,
+    event_params,
+    run_update_params,
+    thread_start_rows,
+    write_params,
+)
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointPut,
     GraphCheckpointRow,
-    GraphPut,
+    GraphEvent,
     GraphRunUpdate,
     GraphThreadRow,
+    GraphThreadStart,
     GraphWriteRow,
     GraphWritesPut,
     GraphWriteSummaryRow,
@@ -59,28 +67,27 @@ class LangGraphOps(QueryTransaction):
             },
         )
 
+    def start_graph_thread(self, tenant_id: str, start: GraphThreadStart) -> bool:
+        """Create a thread's run row, its thread row and the run's first event, unless the
+        thread exists (nothing written); whether it was created."""
+        (_, run), *rest = thread_start_rows(tenant_id, start, self._ts_in)
+        if not self._fetch("insert_graph_thread_run", run):
+            return False
+        for name, params in rest:
+            self._fetch(name, params)
+        return True
+
+    def insert_graph_event(self, tenant_id: str, event: GraphEvent) -> None:
+        self._fetch("insert_event", event_params(tenant_id, event, self._ts_in))
+
     def graph_thread_of_run(self, tenant_id: str, run_id: str) -> str | None:
         row = self._one("list_graph_threads_by_run", tenant_id=tenant_id, run_id=run_id)
         return str(row["thread_id"]) if row else None
 
     def update_graph_run(self, tenant_id: str, update: GraphRunUpdate) -> bool:
-        rows = self._fetch(
-            "update_graph_run",
-            {
-                "tenant_id": tenant_id,
-                "run_id": update.run_id,
-                "status": update.status,
-                "current_node": update.current_node,
-                "steps": update.steps,
-                "wait_id": update.wait_id,
-                "error": update.error,
-                "event_seq": update.event_seq,
-                "updated_at": self._ts_in(update.updated_at),
-                "updated_by": update.updated_by,
-                "expected_event_seq": update.expected_event_seq,
-            },
+        return bool(
+            self._fetch("update_graph_run", run_update_params(tenant_id, update, self._ts_in))
         )
-        return bool(rows)
 
     def forget_run_retained(self, tenant_id: str, run_id: str) -> None:
         self._fetch("delete_run_retained", {"tenant_id": tenant_id, "run_id": run_id})
@@ -99,8 +106,8 @@ class LangGraphOps(QueryTransaction):
         introduces; a value already stored at its version is kept."""
         put = GraphCheckpointPut(row, blobs, graph_run_id)
         if blobs:
-            self._fetch_many("insert_graph_blob", _blob_params(tenant_id, put))
-        self._fetch_many("upsert_graph_checkpoint", [_checkpoint_params(tenant_id, put)])
+            self._fetch_many("insert_graph_blob", blob_params(tenant_id, put))
+        self._fetch_many("upsert_graph_checkpoint", [checkpoint_params(tenant_id, put)])
 
     def put_graph_writes(
         self,
@@ -115,7 +122,7 @@ class LangGraphOps(QueryTransaction):
         """Store a task's writes; an existing (task, index) is kept unless ``replace``."""
         put = GraphWritesPut(thread_id, checkpoint_ns, checkpoint_id, writes, replace)
         self._fetch_many(
-            "upsert_graph_write" if replace else "insert_graph_write", _write_params(tenant_id, put)
+            "upsert_graph_write" if replace else "insert_graph_write", write_params(tenant_id, put)
         )
 
     def get_graph_checkpoint(
@@ -423,87 +430,6 @@ def _checkpoint(row: Row) -> GraphCheckpointRow:
         inline_type=row["inline_type"],
         inline_data=_bytes(row["inline_data"]),
     )
-
-
-def graph_statements(
-    queries: Mapping[str, str], tenant_id: str, items: Sequence[GraphPut]
-) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The statements (text from ``queries``) that store ``items``, in order, each with
-    its rows of parameters: a checkpoint's values (one statement for all of them), the
-    checkpoint, a task's writes (one statement)."""
-    statements: list[tuple[str, list[dict[str, Any]]]] = []
-    for item in items:
-        if isinstance(item, GraphWritesPut):
-            sql = queries["upsert_graph_write" if item.replace else "insert_graph_write"]
-            statements.append((sql, _write_params(tenant_id, item)))
-            continue
-        if item.blobs:
-            statements.append((queries["insert_graph_blob"], _blob_params(tenant_id, item)))
-        statements.append(
-            (queries["upsert_graph_checkpoint"], [_checkpoint_params(tenant_id, item)])
-        )
-    return statements
-
-
-def _write_params(tenant_id: str, put: GraphWritesPut) -> list[dict[str, Any]]:
-    thread_id, ns, checkpoint_id = put.thread_id, put.checkpoint_ns, put.checkpoint_id
-    return [
-        {
-            "tenant_id": tenant_id,
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-            "task_id": write.task_id,
-            "idx": write.idx,
-            "channel": write.channel,
-            "type": write.type,
-            "data": write.data,
-            "task_path": write.task_path,
-        }
-        for write in put.writes
-    ]
-
-
-def _blob_params(tenant_id: str, put: GraphCheckpointPut) -> list[dict[str, Any]]:
-    thread_id = put.checkpoint.thread_id
-    return [
-        {
-            "tenant_id": tenant_id,
-            "thread_id": thread_id,
-            "checkpoint_ns": blob.checkpoint_ns,
-            "channel": blob.channel,
-            "version": blob.version,
-            "type": blob.type,
-            "data": blob.data,
-            "base_version": blob.base_version,
-            "keep": blob.keep,
-        }
-        for blob in put.blobs
-    ]
-
-
-def _checkpoint_params(tenant_id: str, put: GraphCheckpointPut) -> dict[str, Any]:
-    row = put.checkpoint
-    return {
-        "tenant_id": tenant_id,
-        "thread_id": row.thread_id,
-        "checkpoint_ns": row.checkpoint_ns,
-        "checkpoint_id": row.checkpoint_id,
-        "parent_checkpoint_id": row.parent_checkpoint_id,
-        "graph_run_id": put.graph_run_id,
-        "checkpoint": row.checkpoint_json,
-        "metadata": row.metadata_json,
-        "blob_channels": _channels_json(row.blob_channels),
-        "inline_type": row.inline_type,
-        "inline_data": row.inline_data,
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _channels_json(channels: tuple[str, ...]) -> str:
-    """The channels a checkpoint stores apart, as JSON: a graph's checkpoints name the same
-    few sets over and over."""
-    return canonical.dumps(list(channels), trusted=True)
 
 
 def _bytes(value: Any) -> bytes | None:

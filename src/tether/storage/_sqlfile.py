@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Literal
 
-from tether.errors import SchemaOutdated, SchemaTooNew
+from tether.errors import SchemaOutdated, SchemaTooNew, StorageError
 from tether.storage.base import ComponentVersion
 
 _HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
@@ -227,3 +228,22 @@ def require_current(status: list[ComponentVersion], display_url: str) -> None:
         raise SchemaOutdated(
             f"the database at {display_url} needs migrating ({details}); run `tether migrate`"
         )
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (trigger bodies stay whole)."""
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines(keepends=True):
+        current.append(line)
+        text = "".join(current)
+        if sqlite3.complete_statement(text):
+            if text.strip(" \n\t;"):
+                statements.append(text)
+            current = []
+    rest = "".join(current)
+    if rest.strip() and not all(
+        part.strip().startswith("--") or not part.strip() for part in rest.splitlines()
+    ):
+        raise StorageError(f"incomplete SQL statement in migration: {rest.strip()[:80]}")
+    return statements

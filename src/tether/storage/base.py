@@ -20,12 +20,16 @@ from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
     ComponentVersion,
+    GraphEvent,
     GraphPut,
+    GraphRunUpdate,
+    GraphThreadStart,
     MemoryCandidate,
     MemoryDecisionRow,
     MemoryHoldRow,
     MemoryRecallRow,
     MemoryTombstoneRow,
+    NextEntry,
     PrincipalRow,
     ProcedureVersionRow,
     StepWrite,
@@ -134,6 +138,25 @@ class Storage(Protocol):
         """Store checkpoints and pending writes of LangGraph threads, in order, in one
         transaction: a step of a running graph, whose run row needs no change. One commit
         on SQLite, one round trip on PostgreSQL."""
+        ...
+
+    def write_graph_start(
+        self, tenant_id: str, start: GraphThreadStart, entry: NextEntry, items: Sequence[GraphPut]
+    ) -> bool:
+        """A new thread's first write, in one transaction: unless the thread exists
+        (``False``, nothing written), its run row, thread row and first event
+        (``start``), the audit entry ``entry(seq, head)`` makes from the tenant's audit
+        head (locked), the head moved to it, and ``items`` as :meth:`write_graph_step`
+        stores them. One commit on SQLite, two round trips on PostgreSQL."""
+        ...
+
+    def write_graph_finish(
+        self, tenant_id: str, update: GraphRunUpdate, event: GraphEvent, items: Sequence[GraphPut]
+    ) -> bool:
+        """A thread's last write, in one transaction: the guarded ``update`` of its run row
+        (``False``, nothing written, if the row gained an event since), the ``event`` of
+        its new status, and ``items`` as :meth:`write_graph_step` stores them. One commit
+        on SQLite, two round trips on PostgreSQL."""
         ...
 
     def wakeups(self) -> Wakeups:

@@ -10,8 +10,10 @@ from typing import Protocol
 from tether.storage.rows import (
     GraphBlobRow,
     GraphCheckpointRow,
+    GraphEvent,
     GraphRunUpdate,
     GraphThreadRow,
+    GraphThreadStart,
     GraphWriteRow,
     GraphWriteSummaryRow,
     StoreItemRow,
@@ -26,6 +28,12 @@ class LangGraphStore(Protocol):
     def insert_graph_thread(
         self, tenant_id: str, thread_id: str, run_id: str, *, at: datetime
     ) -> None: ...
+    def start_graph_thread(self, tenant_id: str, start: GraphThreadStart) -> bool:
+        """Create the thread's run row, thread row and first event unless the thread
+        exists (then nothing is written); whether it was created."""
+        ...
+
+    def insert_graph_event(self, tenant_id: str, event: GraphEvent) -> None: ...
     def graph_thread_of_run(self, tenant_id: str, run_id: str) -> str | None: ...
     def update_graph_run(self, tenant_id: str, update: GraphRunUpdate) -> bool: ...
     def forget_run_retained(self, tenant_id: str, run_id: str) -> None:

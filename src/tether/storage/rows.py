@@ -10,10 +10,10 @@ stable, and timestamps cross as aware ``datetime`` values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from tether.memory.models import MemoryKind, MemoryStatus, Scope, Sensitivity
@@ -354,6 +354,35 @@ class GraphThreadRow:
     status: str
     event_seq: int
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class GraphThreadStart:
+    """A new LangGraph thread: its run row (workflow ``langgraph``, version 0, created and
+    last updated by ``created_by`` at ``at``), its thread row, and the run's first event."""
+
+    thread_id: str
+    run_id: str
+    status: str
+    created_by: str
+    at: datetime
+    event: str
+
+
+@dataclass(frozen=True)
+class GraphEvent:
+    """An event of a thread's run (``data``: JSON Tether made, string keys)."""
+
+    run_id: str
+    seq: int
+    at: datetime
+    type: str
+    node: str
+    data: Mapping[str, Any]
+
+
+NextEntry = Callable[[int, str], AuditRow]
+"""Makes the audit entry that follows a tenant's head, given its sequence number and hash."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ no tenant's rows.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import itertools
@@ -23,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from importlib import resources
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -43,7 +44,7 @@ from tether.errors import (
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
 from tether.storage._group_commit import GroupCommit, StepOutcome
-from tether.storage._langgraph_ops import LangGraphOps, graph_statements
+from tether.storage._langgraph_ops import LangGraphOps
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -61,12 +62,19 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
+from tether.storage.postgres._graph_writes import (
+    GraphWrite,
+    graph_finish,
+    graph_start,
+    graph_step,
+)
 from tether.storage.postgres._steps import StepFaults, commit_steps
 from tether.storage.postgres.wakeups import PostgresWakeups
-from tether.storage.rows import GraphPut
+from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.postgres"
+_T = TypeVar("_T")
 log = get_logger("tether.storage")
 _KEPT_DEAD = re.compile(r"(\d+) dead row versions cannot be removed yet")
 APP_ROLE = "tether_app"
@@ -413,20 +421,35 @@ class PostgresStorage:
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
         """The statements as one multi-statement query (see :meth:`write_step`): one
         round trip, with the tenant set first."""
+        self._graph_write(tenant_id, functools.partial(graph_step, items=items))
+
+    def write_graph_start(
+        self, tenant_id: str, start: GraphThreadStart, entry: NextEntry, items: Sequence[GraphPut]
+    ) -> bool:
+        """Two round trips: the tenant context, the thread and the locked audit head read
+        in a transaction left open; then every statement and the commit."""
+        write = functools.partial(graph_start, start=start, entry=entry, items=items)
+        return self._graph_write(tenant_id, write)
+
+    def write_graph_finish(
+        self, tenant_id: str, update: GraphRunUpdate, event: GraphEvent, items: Sequence[GraphPut]
+    ) -> bool:
+        """Two round trips: the guarded update in a transaction left open; then the event,
+        every statement and the commit."""
+        write = functools.partial(graph_finish, update=update, event=event, items=items)
+        return self._graph_write(tenant_id, write)
+
+    def _graph_write(self, tenant_id: str, write: GraphWrite[_T]) -> _T:
+        """``write`` on a connection of the pool, given the statement that enters the
+        tenant (to send first)."""
         try:
             with self._pool.connection() as conn:
                 self._start_session(conn)
                 cursor = psycopg.ClientCursor(conn)
                 nonce, signature = sign_tenant(self._tenant_key, tenant_id, conn.info.backend_pid)
-                parts = [cursor.mogrify(_SET_CONTEXT, (APP_ROLE, tenant_id, nonce, signature))]
-                for sql, rows in graph_statements(self._queries, tenant_id, items):
-                    for params in rows:
-                        check_params(params)
-                        parts.append(cursor.mogrify(sql, params))
-                cursor.execute(";\n".join(parts))
-        except pg_errors.Error as exc:
-            self._fail(exc)
-        except PoolTimeout as exc:
+                context = cursor.mogrify(_SET_CONTEXT, (APP_ROLE, tenant_id, nonce, signature))
+                return write(cursor, context, self._queries, tenant_id)
+        except (pg_errors.Error, PoolTimeout) as exc:
             self._fail(exc)
 
     def _translate(self, exc: BaseException) -> NoReturn:

@@ -11,6 +11,24 @@ WHERE t.tenant_id = :tenant_id AND t.thread_id = :thread_id
 INSERT INTO graph_threads (tenant_id, thread_id, run_id, created_at)
 VALUES (:tenant_id, :thread_id, :run_id, :created_at)
 
+-- name: insert_graph_thread_run
+-- The run row of a new thread (workflow 'langgraph', version 0, which no worker claims),
+-- only if the thread has none yet: one statement instead of a read and an insert. A row
+-- returned: the run was created, and the caller inserts the thread row that names it.
+INSERT INTO runs (tenant_id, run_id, workflow, workflow_version, status, current_node,
+                  state_version, checkpoint_seq, full_seq, delta_bytes, full_bytes, event_seq,
+                  version, lease_owner, lease_expires_at, attempt, steps, max_steps, deadline,
+                  resume_at, wait_id, cancel_requested, error, visits, created_at,
+                  created_by, updated_at, updated_by, lease_epoch, storage_faults, priority,
+                  parent_run_id, parent_wait_id, child_serial)
+SELECT :tenant_id, :run_id, 'langgraph', 0, :status, '', 0, 0, 0, 0, 0, 1, 1, NULL, NULL, 0, 0,
+       0, NULL, NULL, NULL, FALSE, NULL, '{}', :created_at, :created_by, :created_at,
+       :created_by, 0, 0, 0, NULL, NULL, FALSE
+WHERE NOT EXISTS (
+    SELECT 1 FROM graph_threads WHERE tenant_id = :tenant_id AND thread_id = :thread_id
+)
+RETURNING run_id
+
 -- name: list_graph_threads_by_run
 SELECT thread_id FROM graph_threads WHERE tenant_id = :tenant_id AND run_id = :run_id
 

@@ -33,8 +33,14 @@ from tether.errors import (
 )
 from tether.keys import Keyring
 from tether.redaction import redact
+from tether.storage._graph_writes import (
+    StatementsTxn,
+    finish_statements_txn,
+    start_statements_txn,
+    step_statements_txn,
+)
 from tether.storage._group_commit import GroupCommit, StepOutcome
-from tether.storage._langgraph_ops import LangGraphOps, graph_statements
+from tether.storage._langgraph_ops import LangGraphOps
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -46,13 +52,14 @@ from tether.storage._sqlfile import (
     load_queries,
     refuse_newer,
     require_current,
+    split_statements,
 )
 from tether.storage._threads_ops import ThreadOps
 from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
-from tether.storage.rows import GraphPut
+from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -388,13 +395,25 @@ class SQLiteStorage:
             return outcomes
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
-        statements = graph_statements(self._queries, tenant_id, items)
-        for _, rows in statements:
-            for params in rows:
-                check_params(params)
+        self._graph_write(step_statements_txn, tenant_id, items=items)
+
+    def write_graph_start(
+        self, tenant_id: str, start: GraphThreadStart, entry: NextEntry, items: Sequence[GraphPut]
+    ) -> bool:
+        return self._graph_write(start_statements_txn, tenant_id, start, entry, items=items)
+
+    def write_graph_finish(
+        self, tenant_id: str, update: GraphRunUpdate, event: GraphEvent, items: Sequence[GraphPut]
+    ) -> bool:
+        return self._graph_write(finish_statements_txn, tenant_id, update, event, items=items)
+
+    def _graph_write(self, build: StatementsTxn, tenant_id: str, *args: Any, items: Any) -> bool:
+        """One transaction: the statements ``build`` makes (``None``: nothing to write)."""
         with self._begin(True) as txn:
-            for sql, rows in statements:
+            statements = build(txn, self._queries, format_timestamp, tenant_id, *args, items)
+            for sql, rows in statements or ():
                 txn.connection.executemany(sql, rows)
+        return statements is not None
 
     def wakeups(self) -> SQLiteWakeups:
         return SQLiteWakeups(self.path, self._queries["data_version"])
@@ -519,25 +538,6 @@ def _isolated_step(txn: SQLiteTransaction, write: StepWrite, path: Path) -> Step
 
 def _scoped_terms_sql(tenant_id: str, scope: str, text: str) -> str:
     return scoped_terms(scope_token(tenant_id, scope), text)
-
-
-def split_statements(script: str) -> list[str]:
-    """Split a SQL script into complete statements (trigger bodies stay whole)."""
-    statements: list[str] = []
-    current: list[str] = []
-    for line in script.splitlines(keepends=True):
-        current.append(line)
-        text = "".join(current)
-        if sqlite3.complete_statement(text):
-            if text.strip(" \n\t;"):
-                statements.append(text)
-            current = []
-    rest = "".join(current)
-    if rest.strip() and not all(
-        part.strip().startswith("--") or not part.strip() for part in rest.splitlines()
-    ):
-        raise StorageError(f"incomplete SQL statement in migration: {rest.strip()[:80]}")
-    return statements
 
 
 class _Transaction:

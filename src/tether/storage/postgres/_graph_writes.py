@@ -1,0 +1,145 @@
+"""LangGraph's short writes on PostgreSQL: each statement bound client-side and sent with
+the others as one multi-statement query (see :mod:`tether.storage._graph_writes`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import Any, Protocol, TypeVar
+
+import psycopg
+from psycopg import pq
+
+from tether.clock import to_utc
+from tether.errors import UnknownTenant
+from tether.storage._graph_writes import (
+    Statements,
+    checked_statements,
+    event_params,
+    graph_start_statements,
+    graph_statements,
+    run_update_params,
+)
+from tether.storage._transaction import Row
+from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class GraphWrite(Protocol[T_co]):
+    """A write given a cursor, the statement that enters the tenant, the named queries
+    and the tenant."""
+
+    def __call__(
+        self,
+        cursor: psycopg.ClientCursor[Any],
+        context: str,
+        queries: Mapping[str, str],
+        tenant_id: str,
+    ) -> T_co: ...
+
+
+def graph_step(
+    cursor: psycopg.ClientCursor[Any],
+    context: str,
+    queries: Mapping[str, str],
+    tenant_id: str,
+    *,
+    items: Sequence[GraphPut],
+) -> None:
+    """A step of a running graph: one round trip."""
+    statements = checked_statements(graph_statements(queries, tenant_id, items))
+    cursor.execute(";\n".join([context, *_bound(cursor, statements)]))
+
+
+def graph_start(
+    cursor: psycopg.ClientCursor[Any],
+    context: str,
+    queries: Mapping[str, str],
+    tenant_id: str,
+    *,
+    start: GraphThreadStart,
+    entry: NextEntry,
+    items: Sequence[GraphPut],
+) -> bool:
+    """A new thread's first write: the thread and the locked audit head read in a
+    transaction left open, then every statement and the commit (two round trips)."""
+    ids = {"tenant_id": tenant_id, "thread_id": start.thread_id}
+    reads = [queries["get_graph_thread"], queries["lock_audit_head"]]
+
+    def writes(found: list[Row | None]) -> Statements | None:
+        exists, head = found
+        if head is None:
+            raise UnknownTenant(f"tenant {tenant_id!r} does not exist")
+        if exists is not None:
+            return None
+        made = entry(int(head["audit_seq"]), head["audit_head"])
+        statements = graph_start_statements(queries, tenant_id, start, made, to_utc)
+        return statements + graph_statements(queries, tenant_id, items)
+
+    return _read_then_write(cursor, context, [(sql, ids) for sql in reads], writes)
+
+
+def graph_finish(
+    cursor: psycopg.ClientCursor[Any],
+    context: str,
+    queries: Mapping[str, str],
+    tenant_id: str,
+    *,
+    update: GraphRunUpdate,
+    event: GraphEvent,
+    items: Sequence[GraphPut],
+) -> bool:
+    """A thread's last write: the guarded update of its run row in a transaction left
+    open, then the event, every statement and the commit (two round trips)."""
+    guard = [(queries["update_graph_run"], run_update_params(tenant_id, update, to_utc))]
+
+    def writes(found: list[Row | None]) -> Statements | None:
+        if found[0] is None:
+            return None
+        statements = [(queries["insert_event"], [event_params(tenant_id, event, to_utc)])]
+        return statements + graph_statements(queries, tenant_id, items)
+
+    return _read_then_write(cursor, context, guard, writes)
+
+
+def _read_then_write(
+    cursor: psycopg.ClientCursor[Any],
+    context: str,
+    reads: Sequence[tuple[str, Mapping[str, Any]]],
+    writes: Callable[[list[Row | None]], Statements | None],
+) -> bool:
+    """One round trip: open a transaction, enter the tenant, run ``reads``; a second: the
+    statements ``writes`` makes of their first rows, and the commit (``None``: roll back,
+    nothing written)."""
+    try:
+        cursor.execute(
+            ";\n".join(
+                ["BEGIN", context, *(cursor.mogrify(_statement(sql), p) for sql, p in reads)]
+            )
+        )
+        cursor.nextset()  # past BEGIN
+        found: list[Row | None] = []
+        for _ in reads:
+            cursor.nextset()
+            found.append(cursor.fetchone())
+        statements = writes(found)
+        if statements is None:
+            cursor.execute("ROLLBACK")
+            return False
+        cursor.execute(";\n".join([*_bound(cursor, checked_statements(statements)), "COMMIT"]))
+    except BaseException:
+        if cursor.connection.info.transaction_status != pq.TransactionStatus.IDLE:
+            with suppress(psycopg.Error):
+                cursor.execute("ROLLBACK")
+        raise
+    return True
+
+
+def _bound(cursor: psycopg.ClientCursor[Any], statements: Statements) -> list[str]:
+    return [cursor.mogrify(_statement(sql), params) for sql, rows in statements for params in rows]
+
+
+def _statement(sql: str) -> str:
+    """A named query without its closing semicolon, to join with others into one."""
+    return sql.rstrip().rstrip(";")
