@@ -1,4 +1,5 @@
-"""Dates and relative time in a recall query: the window of event time it names.
+"""Dates and relative time in a recall query (the window of event time it names, and
+whether it asks when), and how a memory's time answers it.
 
 "in May 2023", "on 8 May 2023", "2023-05-08", "in 2022", "yesterday", "last week",
 "three days ago": each names a span of days, resolved against the moment recall answers
@@ -89,6 +90,25 @@ class TimeWindow:
     def holds(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
 
+    def overlaps(self, other: TimeWindow | None) -> bool:
+        return other is not None and self.start < other.end and other.start < self.end
+
+
+TIME_WEIGHT = 0.2
+"""Relevance recall adds to a memory whose event time, or a time its text names, falls in
+the span the query names."""
+
+WHEN_WEIGHT = 0.1
+"""Relevance recall adds to a memory whose text names a time, when the query asks for one
+("when did ...", "how long ago ..."): the answer to such a question says when."""
+
+_ASKS_WHEN = re.compile(r"\b(?:when|how long|what (?:date|day|month|year|time))\b")
+
+
+def asks_when(query: str) -> bool:
+    """Whether ``query`` asks for a time ("when did ...", "how long ago ...")."""
+    return _ASKS_WHEN.search(query.casefold()) is not None
+
 
 def query_window(query: str, moment: datetime) -> TimeWindow | None:
     """The span of event time ``query`` names, resolved against ``moment``; ``None``
@@ -151,3 +171,23 @@ def _relative(text: str, moment: datetime) -> TimeWindow | None:
 
 def _days(start: datetime, days: int, said: str) -> TimeWindow:
     return TimeWindow(start, start + timedelta(days=days), said)
+
+
+def time_evidence(
+    window: TimeWindow | None, asks: bool, moment: datetime, text: str
+) -> list[tuple[float, str]]:
+    """How a memory of event time ``moment`` answers a query's time, each part with its
+    weight and what it means: its event time, or else a time its text names (resolved
+    against its event time: "yesterday" in a memory of 8 May is 7 May), within the
+    ``window`` the query names; and a time named at all, when the query ``asks`` when."""
+    found: list[tuple[float, str]] = []
+    if window is None and not asks:
+        return found
+    stated = query_window(text, moment)
+    if window is not None and window.holds(moment):
+        found.append((TIME_WEIGHT, f"event time within '{window.said}'"))
+    elif window is not None and window.overlaps(stated):
+        found.append((TIME_WEIGHT, f"names a time within '{window.said}'"))
+    if asks and stated is not None:
+        found.append((WHEN_WEIGHT, f"names a time ('{stated.said}') and the query asks when"))
+    return found
