@@ -52,6 +52,9 @@ _NUMBERS = {
 }
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
+_YEAR = re.compile(r"\d{4}")
+"""Every absolute date recall reads has a year: text without four digits has none (a
+cheap first look, since recall reads the time of up to a few hundred texts)."""
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b")
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
@@ -75,6 +78,8 @@ _RELATIVE = {
     "last year": (-731, -364),
     "past year": (-366, 1),
 }
+_UNITS = ("day", "night", "week", "month", "year")
+"""A word of every relative time (a cheap first look, as :data:`_YEAR`)."""
 _RELATIVE_WORDS = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
 
 
@@ -115,7 +120,7 @@ def query_window(query: str, moment: datetime) -> TimeWindow | None:
     when it names none (or an impossible date)."""
     text = query.casefold()
     try:
-        return _absolute(text) or _relative(text, moment)
+        return (_absolute(text) if _YEAR.search(text) else None) or _relative(text, moment)
     except (ValueError, OverflowError):
         return None
 
@@ -149,8 +154,10 @@ def _absolute(text: str) -> TimeWindow | None:
 
 
 def _relative(text: str, moment: datetime) -> TimeWindow | None:
+    if not any(unit in text for unit in _UNITS):
+        return None
     today = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    found = _AGO.search(text)
+    found = _AGO.search(text) if "ago" in text else None
     if found:
         count = found.group(1)
         amount = int(count) if count.isdigit() else _NUMBERS[count]
