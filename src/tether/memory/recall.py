@@ -515,10 +515,12 @@ def _rank(
             first, second = best[candidate.episode]
             episode = second if own >= first else first
         relevance = (1 - EPISODE_WEIGHT) * own + EPISODE_WEIGHT * episode
-        timed = time_evidence(
-            evidence.window, evidence.asks_when, candidate.valid_from, candidate.text
-        )
-        relevance += sum(weight for weight, _ in timed)
+        timed = []
+        if evidence.window is not None or evidence.asks_when:
+            timed = time_evidence(
+                evidence.window, evidence.asks_when, candidate.valid_from, candidate.text
+            )
+            relevance += sum(weight for weight, _ in timed)
         age_days = max(0.0, (now - candidate.valid_from).total_seconds() / 86400)
         recency = math.exp(-age_days / 90)
         use = min(1.0, math.log1p(candidate.access_count) / math.log(20))
