@@ -155,6 +155,30 @@ def test_a_date_in_the_query_ranks_memories_of_that_time_first(world: World) -> 
     assert "time" not in result.hits[1].why
 
 
+def test_a_time_the_memory_names_counts_from_its_own_event_time(world: World) -> None:
+    world.propose("Went to the fair with the kids", valid_from=datetime(2023, 5, 1, tzinfo=UTC))
+    world.propose(
+        "Went to the fair yesterday, great fun", valid_from=datetime(2023, 6, 2, tzinfo=UTC)
+    )
+
+    result = world.app.memory.recall(world.who(), "the fair on 1 June 2023", SCOPE)
+
+    assert result.hits[0].record.text == "Went to the fair yesterday, great fun"
+    assert result.hits[0].why["time"] == "names a time within '1 june 2023'"
+    assert "time" not in result.hits[1].why
+
+
+def test_a_question_that_asks_when_lifts_a_memory_that_says_when(world: World) -> None:
+    world.propose("The piano lessons with Ana are fun", valid_from=datetime(2023, 5, 8, tzinfo=UTC))
+    world.propose("Started piano lessons last week", valid_from=datetime(2023, 5, 8, tzinfo=UTC))
+
+    result = world.app.memory.recall(world.who(), "When did I start piano lessons?", SCOPE)
+
+    assert result.hits[0].record.text == "Started piano lessons last week"
+    assert result.hits[0].why["time"] == "names a time ('last week') and the query asks when"
+    assert "time" not in result.hits[1].why
+
+
 def test_a_correction_keeps_the_episode_of_the_memory_it_corrects(world: World) -> None:
     memory_id = world.propose("We booked the trip to Porto", episode="s-7")
 

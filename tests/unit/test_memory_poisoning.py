@@ -159,11 +159,30 @@ def test_everyday_idioms_of_giving_are_not_data_sent_away() -> None:
         "I'm going to give it a go at the pottery class on Friday.",
         "She told me to give it my all at the tryout, and I did.",
     ]
-    corpus = [
+    assert all(d.verdict is Verdict.ALLOWED for d in decisions(_chat(texts, "idiom"), None))
+
+
+def test_everyday_chat_about_oneself_or_all_of_something_is_not_held() -> None:
+    """Words of everyday speech alone ("I'm", "all", "any") do not let the hashed
+    classifier hold a person's words, and "the aisle" or "the air" is not "the AI"."""
+    texts = [
+        "I'm so excited about the new job, I'm meeting the whole team on Monday!",
+        "Thanks so much! All of my friends came and I'm still smiling about it.",
+        "Do you have any other summer traditions? Let's make all those memories!",
+        "Seeing her walk down the aisle was the best moment, and I always tear up.",
+        "The air at the lake always feels so fresh in the morning.",
+    ]
+    found = decisions(_chat(texts, "chat"), None)
+    assert [d.verdict for d in found] == [Verdict.ALLOWED] * len(texts)
+
+
+def _chat(texts: list[str], family: str) -> list[Item]:
+    """Harmless turns of a conversation a person wrote."""
+    return [
         Item(
             text=text,
             harmful=False,
-            family="idiom",
+            family=family,
             language="en",
             source_type="human",
             scope="conversation",
@@ -173,4 +192,3 @@ def test_everyday_idioms_of_giving_are_not_data_sent_away() -> None:
         )
         for text in texts
     ]
-    assert all(d.verdict is Verdict.ALLOWED for d in decisions(corpus, None))

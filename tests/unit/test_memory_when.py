@@ -6,7 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tether.memory.when import query_window
+from tether.memory.when import (
+    TIME_WEIGHT,
+    WHEN_WEIGHT,
+    asks_when,
+    query_window,
+    time_evidence,
+)
 
 NOW = datetime(2024, 3, 20, 15, 30, tzinfo=UTC)
 
@@ -51,3 +57,31 @@ def test_a_query_without_a_date_names_no_span(query: str) -> None:
 @pytest.mark.parametrize("query", ["99999999999999 days ago", "in December 9999", "0 May 2023"])
 def test_an_impossible_span_names_none(query: str) -> None:
     assert query_window(query, NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did Caroline go to the support group?", True),
+        ("How long has Nate had his turtles?", True),
+        ("what date was the launch", True),
+        ("What did Caroline paint?", False),
+        ("Whenever it rains, what do we do?", False),
+    ],
+)
+def test_a_query_asks_when_or_not(query: str, asks: bool) -> None:
+    assert asks_when(query) is asks
+
+
+def test_a_memory_answers_the_query_time_by_its_event_time_or_the_time_it_names() -> None:
+    may_8 = datetime(2023, 5, 8, 14, 0, tzinfo=UTC)
+    window = query_window("on 7 May 2023", NOW)
+
+    assert time_evidence(window, False, may_8, "We went to the fair yesterday") == [
+        (TIME_WEIGHT, "names a time within '7 may 2023'")
+    ]
+    assert time_evidence(window, False, may_8, "We went to the fair") == []
+    assert time_evidence(None, True, may_8, "We went to the fair two days ago") == [
+        (WHEN_WEIGHT, "names a time ('two days ago') and the query asks when")
+    ]
+    assert time_evidence(None, False, may_8, "We went to the fair yesterday") == []

@@ -19,8 +19,9 @@ Five signals, each named in the decision so a reviewer sees why a proposal was h
 - ``classifier``: a logistic regression over hashed words, word pairs and character
   n-grams of the normalised text, the lexicon's categories and the source, trained by
   ``scripts/train_poisoning.py`` (weights in ``poisoning_model.json``); it needs no
-  optional package, and counts only when the lexicon found some category (hashed
-  n-grams of unknown words collide with trained ones: noise, not evidence);
+  optional package, and counts only when the lexicon found a category beyond the
+  writer speaking of themself and "all" or "any" (hashed n-grams of unknown words collide
+  with trained ones, and those two are everyday speech: noise, not evidence);
 - ``embedding``: a logistic regression over the default embedder's vector of the
   (redacted) text, used when the installed embedder is that model and the lexicon found
   something of concern (a right, a role, a control, the agent, a directive, data sent
@@ -251,8 +252,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
     # the agent addressed as such
     "agent": _stems(
-        "assistant assistent asistente assistente the_ai the_model an_ai ai_system "
-        "any_ai ai_agent ai_reading to_the_agent the_agent "
+        "assistant assistent asistente assistente the_ai$ the_model an_ai$ ai_system "
+        "any_ai$ ai_agent ai_reading to_the_agent the_agent "
         "ai-system ki-system ki_system ai_systemen ai-systemen systemes_d'ia "
         "sistemas_de_ia sistemi_di_ia note_to_the_ai hinweis_an_die_ki note_pour_l'ia "
         "nota_para_la_ia nota_per_l'ia nota_para_a_ia notitie_voor_de_ai das_modell "
@@ -333,6 +334,10 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+_EVERYDAY = frozenset({"self", "breadth"})
+"""Categories of everyday speech ("I'm", "all", "any"): the hashed classifier counts only
+when the lexicon found some other category, since alone they say nothing of authority
+("I'm thrilled, all of it was great")."""
 _STEERING = frozenset({"agent", "weaken", "exfiltrate", "directive"})
 """Categories a denial or "only" does not excuse: an order, a bypass, data sent away (a
 control kept or tightened excuses an order: "always anonymise the data")."""
@@ -487,7 +492,7 @@ def assess(
     if lexical(found):
         signals.append("lexicon")
     score = weights.hashed(features(plain, source, found))
-    if score >= weights.threshold and found:
+    if score >= weights.threshold and not _EVERYDAY.issuperset(found):
         signals.append("classifier")
     semantic = None
     usable = embedder_id is not None and embedder_id.startswith(weights.embedder_prefix)

@@ -2,8 +2,8 @@
 
 Lexical (full-text, over each memory's text and the context it was indexed with) and vector
 candidates are fused from min-max normalised scores, lifted by the evidence of the rest of
-their episode (session or thread) and by a date the query names, then re-ranked with
-confidence, recency and use. See docs/memory.md, "Recall".
+their episode (session or thread) and by the time the query names or asks for, then
+re-ranked with confidence, recency and use. See docs/memory.md, "Recall".
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.policy import policy_txn
 from tether.memory.text import scope_key, scope_keys_by_owner, tokens
 from tether.memory.vectors import ScopeVectors
-from tether.memory.when import TimeWindow, query_window
+from tether.memory.when import TimeWindow, asks_when, query_window, time_evidence
 from tether.permissions import authorize
 from tether.principals import Principal
 from tether.storage.base import MemoryCandidate, MemoryRecallRow, Storage
@@ -47,9 +47,6 @@ EPISODE_WEIGHT = 0.25
 """The share of a candidate's relevance that comes from the best evidence among the other
 candidates of its episode (session or thread): an answer is often a short turn whose topic
 is carried by the turns around it."""
-
-TIME_WEIGHT = 0.2
-"""Relevance added to a candidate whose event time falls in the span the query names."""
 
 CONSTRAINT = MemoryKind.CONSTRAINT
 
@@ -169,9 +166,10 @@ class Recall:
         Lexical (full-text: a memory's text, and at a lower weight the context it was
         indexed with) and vector candidates, :data:`POOL` of each whatever ``limit``, are
         fused from min-max normalised scores; a candidate's relevance is lifted by the
-        best evidence among the other candidates of its episode and by an event time
-        inside a date the query names (:func:`tether.memory.when.query_window`), then
-        re-ranked with confidence, recency and use. A candidate that shares no word with
+        best evidence among the other candidates of its episode, by its event time or a
+        time its text names inside a date the query names, and by naming a time when the
+        query asks when (:func:`tether.memory.when.time_evidence`); then re-ranked with
+        confidence, recency and use. A candidate that shares no word with
         the query and whose cosine is below :data:`MIN_SIMILARITY` is left out unless
         ``include_unrelated``; so is a memory contradicted below the tenant's confidence
         threshold. Only memories the principal may read are returned (scopes its roles
@@ -227,6 +225,7 @@ class Recall:
                     lexical_weight if use_lexical and use_vector else (1.0 if use_lexical else 0.0)
                 ),
                 window=query_window(query, moment),
+                asks_when=asks_when(query),
                 floor=None if include_unrelated else MIN_SIMILARITY,
             )
 
@@ -387,14 +386,16 @@ def _min_max(scores: dict[str, float]) -> dict[str, float]:
 @dataclass(frozen=True)
 class _Evidence:
     """What a recall's candidates are ranked by besides their own columns: raw full-text
-    and vector scores, the fusion weight, the query's time window, and the cosine floor
-    for candidates sharing no word with the query (``None``: no floor)."""
+    and vector scores, the fusion weight, the query's time window, the cosine floor for
+    candidates sharing no word with the query (``None``: no floor), and whether the query
+    asks when."""
 
     lexical: dict[str, float]
     semantic: dict[str, float]
     lexical_weight: float
     window: TimeWindow | None
     floor: float | None
+    asks_when: bool = False
 
 
 @dataclass(frozen=True)
@@ -481,9 +482,9 @@ def _rank(
 
     A candidate's own relevance is the fusion of its normalised full-text and vector
     scores; its episode's is the best own relevance among the other candidates of the
-    same episode; the two are mixed by :data:`EPISODE_WEIGHT`, and :data:`TIME_WEIGHT` is
-    added inside the query's time window. Use (how often recall returned a memory) weighs
-    least: recall itself feeds it, so a larger weight lets what was returned before
+    same episode; the two are mixed by :data:`EPISODE_WEIGHT`, and the time evidence of
+    :func:`tether.memory.when.time_evidence` is added. Use (how often recall returned a
+    memory) weighs least: recall itself feeds it, so a larger weight lets what was returned before
     crowd out what a new question needs (the measured cost of each weight is in
     bench/README.md).
     """
@@ -514,9 +515,12 @@ def _rank(
             first, second = best[candidate.episode]
             episode = second if own >= first else first
         relevance = (1 - EPISODE_WEIGHT) * own + EPISODE_WEIGHT * episode
-        in_window = evidence.window is not None and evidence.window.holds(candidate.valid_from)
-        if in_window:
-            relevance += TIME_WEIGHT
+        timed = []
+        if evidence.window is not None or evidence.asks_when:
+            timed = time_evidence(
+                evidence.window, evidence.asks_when, candidate.valid_from, candidate.text
+            )
+            relevance += sum(weight for weight, _ in timed)
         age_days = max(0.0, (now - candidate.valid_from).total_seconds() / 86400)
         recency = math.exp(-age_days / 90)
         use = min(1.0, math.log1p(candidate.access_count) / math.log(20))
@@ -533,8 +537,8 @@ def _rank(
         }
         if candidate.memory_id in evidence.semantic:
             why["cosine"] = round(evidence.semantic[candidate.memory_id], 4)
-        if in_window and evidence.window is not None:
-            why["time"] = f"event time within '{evidence.window.said}'"
+        if timed:
+            why["time"] = "; ".join(said for _, said in timed)
         ranked.append((round(score, 6), candidate, why))
     ranked.sort(key=lambda item: (-item[0], item[1].memory_id))
     return ranked

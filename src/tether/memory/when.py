@@ -1,4 +1,5 @@
-"""Dates and relative time in a recall query: the window of event time it names.
+"""Dates and relative time in a recall query (the window of event time it names, and
+whether it asks when), and how a memory's time answers it.
 
 "in May 2023", "on 8 May 2023", "2023-05-08", "in 2022", "yesterday", "last week",
 "three days ago": each names a span of days, resolved against the moment recall answers
@@ -51,6 +52,9 @@ _NUMBERS = {
 }
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
+_YEAR = re.compile(r"\d{4}")
+"""Every absolute date recall reads has a year: text without four digits has none (a
+cheap first look, since recall reads the time of up to a few hundred texts)."""
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b")
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
@@ -74,6 +78,8 @@ _RELATIVE = {
     "last year": (-731, -364),
     "past year": (-366, 1),
 }
+_UNITS = ("day", "night", "week", "month", "year")
+"""A word of every relative time (a cheap first look, as :data:`_YEAR`)."""
 _RELATIVE_WORDS = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b")
 
 
@@ -89,13 +95,32 @@ class TimeWindow:
     def holds(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
 
+    def overlaps(self, other: TimeWindow | None) -> bool:
+        return other is not None and self.start < other.end and other.start < self.end
+
+
+TIME_WEIGHT = 0.2
+"""Relevance recall adds to a memory whose event time, or a time its text names, falls in
+the span the query names."""
+
+WHEN_WEIGHT = 0.1
+"""Relevance recall adds to a memory whose text names a time, when the query asks for one
+("when did ...", "how long ago ..."): the answer to such a question says when."""
+
+_ASKS_WHEN = re.compile(r"\b(?:when|how long|what (?:date|day|month|year|time))\b")
+
+
+def asks_when(query: str) -> bool:
+    """Whether ``query`` asks for a time ("when did ...", "how long ago ...")."""
+    return _ASKS_WHEN.search(query.casefold()) is not None
+
 
 def query_window(query: str, moment: datetime) -> TimeWindow | None:
     """The span of event time ``query`` names, resolved against ``moment``; ``None``
     when it names none (or an impossible date)."""
     text = query.casefold()
     try:
-        return _absolute(text) or _relative(text, moment)
+        return (_absolute(text) if _YEAR.search(text) else None) or _relative(text, moment)
     except (ValueError, OverflowError):
         return None
 
@@ -129,8 +154,10 @@ def _absolute(text: str) -> TimeWindow | None:
 
 
 def _relative(text: str, moment: datetime) -> TimeWindow | None:
+    if not any(unit in text for unit in _UNITS):
+        return None
     today = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    found = _AGO.search(text)
+    found = _AGO.search(text) if "ago" in text else None
     if found:
         count = found.group(1)
         amount = int(count) if count.isdigit() else _NUMBERS[count]
@@ -151,3 +178,23 @@ def _relative(text: str, moment: datetime) -> TimeWindow | None:
 
 def _days(start: datetime, days: int, said: str) -> TimeWindow:
     return TimeWindow(start, start + timedelta(days=days), said)
+
+
+def time_evidence(
+    window: TimeWindow | None, asks: bool, moment: datetime, text: str
+) -> list[tuple[float, str]]:
+    """How a memory of event time ``moment`` answers a query's time, each part with its
+    weight and what it means: its event time, or else a time its text names (resolved
+    against its event time: "yesterday" in a memory of 8 May is 7 May), within the
+    ``window`` the query names; and a time named at all, when the query ``asks`` when."""
+    found: list[tuple[float, str]] = []
+    if window is None and not asks:
+        return found
+    stated = query_window(text, moment)
+    if window is not None and window.holds(moment):
+        found.append((TIME_WEIGHT, f"event time within '{window.said}'"))
+    elif window is not None and window.overlaps(stated):
+        found.append((TIME_WEIGHT, f"names a time within '{window.said}'"))
+    if asks and stated is not None:
+        found.append((WHEN_WEIGHT, f"names a time ('{stated.said}') and the query asks when"))
+    return found

@@ -131,6 +131,7 @@ class MemoryOps(QueryTransaction):
             expires_at=None if expires_at is None else self._ts_out(expires_at),
             episode=row["episode"],
             contradicted=row["contradicted_at"] is not None,
+            text=row["text"],
         )
 
     def _memory_params(self, record: MemoryRecord) -> dict[str, Any]:

@@ -122,6 +122,7 @@ class MemoryCandidate:
     expires_at: datetime | None
     episode: str | None = None
     contradicted: bool = False
+    text: str = ""
 
 
 @dataclass(frozen=True)
