@@ -169,17 +169,16 @@ class Recall:
         best evidence among the other candidates of its episode, by its event time or a
         time its text names inside a date the query names, and by naming a time when the
         query asks when (:func:`tether.memory.when.time_evidence`); then re-ranked with
-        confidence, recency and use. A candidate that shares no word with
-        the query and whose cosine is below :data:`MIN_SIMILARITY` is left out unless
+        confidence, recency and use. A candidate that shares no word with the query and
+        whose cosine is below :data:`MIN_SIMILARITY` is left out unless
         ``include_unrelated``; so is a memory contradicted below the tenant's confidence
         threshold. Only memories the principal may read are returned (scopes its roles
         read, sensitivity up to its clearance: the tenant's ``read_access`` table, see
         :mod:`tether.memory.access`); the memories of a scope it may not read are not
         ranked at all. What is left out is counted by reason in ``filtered_out`` and the
         main reasons explained in ``filtered_why``. Every active constraint the principal
-        may read in the scopes is returned whatever its rank. A ``global``
-        scope is read from the reserved tenant :data:`GLOBAL_TENANT`; every other scope
-        from the principal's.
+        may read in the scopes is returned whatever its rank. A ``global`` scope is read
+        from the reserved tenant :data:`GLOBAL_TENANT`; every other from the principal's.
 
         The query is embedded before the read transaction opens. Inside it, the vector
         scores (matrix-vector products over the scopes' cached matrix, a block per
