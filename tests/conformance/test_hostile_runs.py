@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from tests.runs_support import TENANT, Harness, open_harness
 from tests.support import TestDatabase
+from tether.errors import InvalidInput
 from tether.runs import END, RetryPolicy, RunContext, RunStatus, Workflow, WorkflowRegistry
 
 TOKEN = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8"
@@ -85,3 +86,62 @@ def test_a_node_that_sets_nan_fails_and_the_stored_state_keeps_its_number(h: Har
     assert finished.status is RunStatus.FAILED
     assert "finite" in (finished.error or "")
     assert h.state(run.run_id)["score"] == 1.5
+
+
+HOSTILE_TEXT = {"nul": "Ann\x00e", "lone surrogate": "Ann \udc80e"}
+
+
+def hostile_workflow(where: str, text: str) -> Workflow[Payment]:
+    wf: Workflow[Payment] = Workflow("hostile", state=Payment)
+
+    @wf.node(retry=RetryPolicy(max_attempts=1))
+    def pay(ctx: RunContext, s: Payment) -> str:
+        if where == "state":
+            s.to = text
+        elif where == "state number":
+            s.score = 2**70
+        elif where == "step name":
+            ctx.step(text, lambda: "looked up")
+        else:
+            ctx.interrupt("clarification_required", text)
+        return END
+
+    return wf
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT.values(), ids=HOSTILE_TEXT.keys())
+@pytest.mark.parametrize("where", ["state", "state number"])
+def test_a_state_that_cannot_be_stored_fails_its_node_on_both_backends(
+    h: Harness, where: str, text: str
+) -> None:
+    workflow = hostile_workflow(where, text)
+    run = h.app.runs.start(h.agent, workflow, Payment(to="Ann"))
+    h.executor(WorkflowRegistry(workflow), "w1").execute(TENANT, run.run_id)
+
+    finished = h.run(run.run_id)
+    assert finished.status is RunStatus.FAILED
+    field = "state.to" if where == "state" else "state.score"
+    assert (finished.error or "").startswith(f"InvalidInput: {field} ")
+    assert h.state(run.run_id) == {"to": "Ann", "score": 0.0}
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT.values(), ids=HOSTILE_TEXT.keys())
+@pytest.mark.parametrize(("where", "field"), [("step name", "name"), ("interrupt", "message")])
+def test_hostile_text_a_step_would_store_is_refused_and_stores_nothing(
+    h: Harness, where: str, field: str, text: str
+) -> None:
+    """Text a node hands the engine (a step's name, a question) reaches storage only with
+    the step; the storage net refuses it the same way on both backends, and nothing of
+    the step is written."""
+    workflow = hostile_workflow(where, text)
+    run = h.app.runs.start(h.agent, workflow, Payment(to="Ann"))
+    with pytest.raises(InvalidInput) as caught:
+        h.executor(WorkflowRegistry(workflow), "w1").execute(TENANT, run.run_id)
+
+    assert caught.value.message.startswith(f"{field} ")
+    assert "NUL" in caught.value.message or "lone surrogate" in caught.value.message
+    assert h.run(run.run_id).steps == 0
+    assert [c.seq for c in h.checkpoints(run.run_id)] == [0]
+    assert h.journal(run.run_id) == []
+    assert h.waits(run.run_id) == []
+    assert h.event_types(run.run_id) == ["run.created", "run.claimed"]

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from tests.runs_support import PAST_LEASE, TENANT, Crash, Harness, open_harness
 from tests.support import TestDatabase
-from tether.errors import StorageUnavailable
+from tether.errors import InvalidInput, StorageUnavailable
 from tether.runs import END, Run, RunContext, RunStatus, Workflow, WorkflowRegistry
 from tether.runs.worker import Worker, run_workers
 from tether.storage._group_commit import StepOutcome
@@ -272,6 +272,47 @@ def test_every_kind_of_row_a_step_writes_commits_in_a_batch(h: Harness) -> None:
         assert child.status is RunStatus.QUEUED
         assert [c.seq for c in h.checkpoints(child.run_id)] == [0]
         assert h.event_types(child.run_id)[:1] == ["run.created"]
+
+
+def test_a_step_with_text_storage_refuses_is_refused_alone_in_a_batch(h: Harness) -> None:
+    """A step binding text no backend stores faithfully (a NUL, a lone surrogate) gets
+    the storage net's InvalidInput, on both backends, and writes nothing; the batch's
+    other steps commit."""
+    chain, plug_wf = two_nodes(), one_node()
+    naming: Workflow[Trail] = Workflow("naming", state=Trail)
+    asking: Workflow[Trail] = Workflow("asking", state=Trail)
+
+    @naming.node(start=True)
+    def look_up(ctx: RunContext, s: Trail) -> str:
+        ctx.step("look up \x00 Ann", lambda: "found")
+        return END
+
+    @asking.node(start=True)
+    def ask(ctx: RunContext, s: Trail) -> str:
+        ctx.interrupt("clarification_required", "Ann \udc80 or Bob?")
+        return END
+
+    registry = WorkflowRegistry(chain, plug_wf, naming, asking)
+    plug_run = h.app.runs.start(h.agent, plug_wf, Trail())
+    plain = start_runs(h, chain, 2)
+    hostile = [h.app.runs.start(h.agent, wf, Trail()) for wf in (naming, asking)]
+    plug = Plug(h.app.storage)
+    results, threads = line_up(h, registry, plug_run, [*plain, *hostile])
+    plug.release.set()
+    join(threads)
+
+    assert sorted(plug.batches[1]) == sorted(run.run_id for run in [*plain, *hostile])
+    for run in plain:
+        assert h.run(run.run_id).status is RunStatus.COMPLETED
+        assert [c.seq for c in h.checkpoints(run.run_id)] == [0, 1, 2]
+    for run, field in zip(hostile, ["name", "message"], strict=True):
+        refused = results[run.run_id]
+        assert isinstance(refused, InvalidInput)
+        assert refused.message.startswith(f"{field} ")
+        assert h.run(run.run_id).steps == 0
+        assert [c.seq for c in h.checkpoints(run.run_id)] == [0]
+        assert h.journal(run.run_id) == []
+        assert h.waits(run.run_id) == []
 
 
 def fail_batch_of_two(
