@@ -93,8 +93,9 @@ class Claim:
     """One run as claimed, from the claim until the run waits, ends or is taken over.
 
     Not thread-safe. ``run`` is the run row as this claim last wrote it (its ``version``
-    guards the next write); ``waits`` are the run's waits by id, as of the claim plus
-    those this claim opened or closed; ``state`` and ``state_version`` are the state the
+    guards the next write); ``waits`` are the run's waits by id, as of the claim (read
+    only when an entry of ``first_journal`` refers to one: nothing else looks them up)
+    plus those this claim opened or closed; ``state`` and ``state_version`` are the state the
     last checkpoint stored, and ``live`` the model a node changed since (``None`` when it
     must be rebuilt from ``state``); ``first_journal`` holds the journal entries of the
     node visit the claim resumes, handed to that visit's context once.
