@@ -281,6 +281,7 @@ def test_a_step_with_text_storage_refuses_is_refused_alone_in_a_batch(h: Harness
     chain, plug_wf = two_nodes(), one_node()
     naming: Workflow[Trail] = Workflow("naming", state=Trail)
     asking: Workflow[Trail] = Workflow("asking", state=Trail)
+    showing: Workflow[Trail] = Workflow("showing", state=Trail)
 
     @naming.node(start=True)
     def look_up(ctx: RunContext, s: Trail) -> str:
@@ -292,10 +293,15 @@ def test_a_step_with_text_storage_refuses_is_refused_alone_in_a_batch(h: Harness
         ctx.interrupt("clarification_required", "Ann \udc80 or Bob?")
         return END
 
-    registry = WorkflowRegistry(chain, plug_wf, naming, asking)
+    @showing.node(start=True)
+    def show(ctx: RunContext, s: Trail) -> str:
+        ctx.interrupt("clarification_required", "Which one?", payload={"seen": "Ann\x00"})
+        return END
+
+    registry = WorkflowRegistry(chain, plug_wf, naming, asking, showing)
     plug_run = h.app.runs.start(h.agent, plug_wf, Trail())
     plain = start_runs(h, chain, 2)
-    hostile = [h.app.runs.start(h.agent, wf, Trail()) for wf in (naming, asking)]
+    hostile = [h.app.runs.start(h.agent, wf, Trail()) for wf in (naming, asking, showing)]
     plug = Plug(h.app.storage)
     results, threads = line_up(h, registry, plug_run, [*plain, *hostile])
     plug.release.set()
@@ -305,7 +311,7 @@ def test_a_step_with_text_storage_refuses_is_refused_alone_in_a_batch(h: Harness
     for run in plain:
         assert h.run(run.run_id).status is RunStatus.COMPLETED
         assert [c.seq for c in h.checkpoints(run.run_id)] == [0, 1, 2]
-    for run, field in zip(hostile, ["name", "message"], strict=True):
+    for run, field in zip(hostile, ["name", "message", "value.seen"], strict=True):
         refused = results[run.run_id]
         assert isinstance(refused, InvalidInput)
         assert refused.message.startswith(f"{field} ")

@@ -97,10 +97,9 @@ def commit_steps(
     steps: list[_Step] = []
     outcomes: list[StepOutcome | None] = []
     for write in writes:
-        step = _Step(write, txn.step_rows(write))
-        refused = _refused(step)
-        outcomes.append(refused)
-        if refused is None:
+        step = _checked(txn, write)
+        outcomes.append(step if isinstance(step, InvalidInput) else None)
+        if isinstance(step, _Step):
             steps.append(step)
     if not steps:
         return [o for o in outcomes if o is not None]
@@ -134,17 +133,19 @@ class _Step(NamedTuple):
     """The parameters of each of :func:`step_queries` (``StepTransaction.step_rows``)."""
 
 
-def _refused(step: _Step) -> InvalidInput | None:
-    """The storage net every backend casts on the parameters it binds (text PostgreSQL
-    would refuse or that cannot be encoded, integers beyond 64 bits): a step that fails
-    it is refused alone, before anything is sent, with the error SQLite gives."""
+def _checked(txn: StepTransaction, write: StepWrite) -> _Step | InvalidInput:
+    """The step's rows, having passed the storage net every backend casts on what it
+    binds (canonical JSON of untrusted values; text PostgreSQL would refuse or that
+    cannot be encoded, integers beyond 64 bits); or why not. A step refused is refused
+    alone, before anything is sent, with the error SQLite gives."""
     try:
-        for rows in step.rows:
-            for params in rows:
+        rows = txn.step_rows(write)
+        for kind in rows:
+            for params in kind:
                 check_params(params)
     except InvalidInput as exc:
         return exc
-    return None
+    return _Step(write, rows)
 
 
 def _merge(refused: list[StepOutcome | None], written: list[StepOutcome]) -> list[StepOutcome]:
