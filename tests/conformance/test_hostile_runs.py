@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from tests.runs_support import TENANT, Harness, open_harness
 from tests.support import TestDatabase
-from tether.errors import InvalidInput
 from tether.runs import END, RetryPolicy, RunContext, RunStatus, Workflow, WorkflowRegistry
 
 TOKEN = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8"
@@ -102,8 +101,10 @@ def hostile_workflow(where: str, text: str) -> Workflow[Payment]:
             s.score = 2**70
         elif where == "step name":
             ctx.step(text, lambda: "looked up")
-        else:
+        elif where == "interrupt":
             ctx.interrupt("clarification_required", text)
+        else:
+            ctx.interrupt("clarification_required", "Which one?", payload={"seen": text})
         return END
 
     return wf
@@ -126,22 +127,25 @@ def test_a_state_that_cannot_be_stored_fails_its_node_on_both_backends(
 
 
 @pytest.mark.parametrize("text", HOSTILE_TEXT.values(), ids=HOSTILE_TEXT.keys())
-@pytest.mark.parametrize(("where", "field"), [("step name", "name"), ("interrupt", "message")])
-def test_hostile_text_a_step_would_store_is_refused_and_stores_nothing(
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [("step name", "name"), ("interrupt", "message"), ("interrupt payload", "request.seen")],
+)
+def test_hostile_text_a_node_hands_the_engine_fails_the_node_and_is_not_stored(
     h: Harness, where: str, field: str, text: str
 ) -> None:
-    """Text a node hands the engine (a step's name, a question) reaches storage only with
-    the step; the storage net refuses it the same way on both backends, and nothing of
-    the step is written."""
+    """Text a node hands the engine to store (a step's name, a question and what it
+    shows) is checked when the node hands it over: the node fails as for a state that
+    cannot be stored, on both backends, instead of the step being refused at every claim."""
     workflow = hostile_workflow(where, text)
     run = h.app.runs.start(h.agent, workflow, Payment(to="Ann"))
-    with pytest.raises(InvalidInput) as caught:
-        h.executor(WorkflowRegistry(workflow), "w1").execute(TENANT, run.run_id)
+    h.executor(WorkflowRegistry(workflow), "w1").execute(TENANT, run.run_id)
 
-    assert caught.value.message.startswith(f"{field} ")
-    assert "NUL" in caught.value.message or "lone surrogate" in caught.value.message
-    assert h.run(run.run_id).steps == 0
-    assert [c.seq for c in h.checkpoints(run.run_id)] == [0]
+    finished = h.run(run.run_id)
+    assert finished.status is RunStatus.FAILED
+    assert (finished.error or "").startswith(f"InvalidInput: {field} ")
+    assert h.state(run.run_id) == {"to": "Ann", "score": 0.0}
     assert h.journal(run.run_id) == []
     assert h.waits(run.run_id) == []
-    assert h.event_types(run.run_id) == ["run.created", "run.claimed"]
+    stored = repr([finished, h.events(run.run_id), h.checkpoints(run.run_id)])
+    assert "Ann\\x00" not in stored and "\\udc80" not in stored

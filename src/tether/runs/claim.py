@@ -44,6 +44,7 @@ from tether.runs.models import (
 from tether.runs.signals import EventSpec
 from tether.storage.base import StepWrite, Storage
 from tether.storage.stores import RunStore
+from tether.validation import check_text, check_value
 
 if TYPE_CHECKING:
     from tether.procedures.loader import ProcedureSet
@@ -254,7 +255,11 @@ class Claim:
         self, node: str, visit: int, position: int, name: str, kind: JournalKind, **fields: Any
     ) -> JournalEntry:
         """A journal entry of this run at ``position`` of the node visit; ``fields``
-        override the defaults (a finished call with no result, started now)."""
+        override the defaults (a finished call with no result, started now).
+
+        Raises:
+            InvalidInput: ``name`` cannot be stored (the node fails, as for its state)."""
+        check_text("name", name)
         run = self.run
         values: dict[str, Any] = {
             "tenant_id": run.tenant_id,
@@ -298,7 +303,12 @@ class Claim:
         action_digest: str | None = None,
         approver_role: str | None = None,
     ) -> Wait:
-        """An open wait of this run, to be written by the commit that parks the run."""
+        """An open wait of this run, to be written by the commit that parks the run.
+
+        Raises:
+            InvalidInput: ``message`` or ``request`` cannot be stored (the node fails)."""
+        check_text("message", message)
+        check_value("request", request)
         now = self.clock.now()
         return Wait(
             tenant_id=self.run.tenant_id,
