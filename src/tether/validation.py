@@ -80,9 +80,84 @@ def check_value(field: str, value: Any, *, depth: int = 0) -> None:
 
     Mappings, sequences, sets and pydantic models are walked; other objects (workflows,
     callables, principals, which check themselves) are code, not data, and are left alone.
+    A first walk builds no field names (a state of a thousand items would build a
+    thousand); only a value it finds wrong is walked again to name the culprit.
     """
+    if not _storable(value, depth):
+        _name_problem(field, value, depth)
+
+
+def _storable(value: Any, depth: int) -> bool:
+    """Whether :func:`_name_problem` would find nothing wrong with ``value``."""
     kind = type(value)
-    if kind is int or kind is float:  # the commonest leaves first: a state is walked every step
+    if kind is str or isinstance(value, str):
+        return (
+            len(value) <= MAX_TEXT
+            and "\x00" not in value
+            and (value.isascii() or _encodable(value))
+        )
+    if kind is int or kind is float:
+        return math.isfinite(value) if kind is float else INT_MIN <= value <= INT_MAX
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int):
+        return INT_MIN <= value <= INT_MAX
+    if depth >= MAX_DEPTH:
+        return False
+    if kind is dict or isinstance(value, Mapping):
+        return _storable_keys(value) and _storable_items(value.values(), depth + 1)
+    if kind is list or isinstance(value, (list, tuple, set, frozenset)):
+        return _storable_items(value, depth + 1)
+    if isinstance(value, BaseModel):
+        extra = value.__pydantic_extra__ or {}
+        return _storable_items((item for _, item in value), depth + 1) and _storable_items(
+            extra.values(), depth + 1
+        )
+    return True
+
+
+def _storable_items(items: Iterable[Any], depth: int) -> bool:
+    """:func:`_storable` of each item, the common leaves decided inline (a call per
+    item is most of the walk's cost)."""
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if len(item) > MAX_TEXT or "\x00" in item or not (item.isascii() or _encodable(item)):
+                return False
+        elif kind is int:
+            if not INT_MIN <= item <= INT_MAX:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind is not bool and not _storable(item, depth):
+            return False
+    return True
+
+
+def _storable_keys(mapping: Mapping[Any, Any]) -> bool:
+    for key in mapping:
+        if type(key) is not str and not isinstance(key, str):
+            return False
+        if len(key) > MAX_TEXT or "\x00" in key or not (key.isascii() or _encodable(key)):
+            return False
+    return True
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _name_problem(field: str, value: Any, depth: int) -> None:
+    """The walk that names what is wrong: raises for the first value it refuses."""
+    kind = type(value)
+    if kind is int or kind is float:
         _check_number(field, value)
     elif isinstance(value, str):
         check_text(field, value)
@@ -100,15 +175,15 @@ def check_value(field: str, value: Any, *, depth: int = 0) -> None:
                     "be strings"
                 )
             check_text(f"{field} key", key)
-            check_value(f"{field}.{key}"[:200], item, depth=depth + 1)
+            _name_problem(f"{field}.{key}"[:200], item, depth + 1)
     elif kind is list or isinstance(value, (list, tuple, set, frozenset)):
         for index, item in enumerate(value):
-            check_value(f"{field}[{index}]", item, depth=depth + 1)
+            _name_problem(f"{field}[{index}]", item, depth + 1)
     elif isinstance(value, BaseModel):
         for name, item in value:
-            check_value(f"{field}.{name}", item, depth=depth + 1)
+            _name_problem(f"{field}.{name}", item, depth + 1)
         for name, item in (value.__pydantic_extra__ or {}).items():
-            check_value(f"{field}.{name}", item, depth=depth + 1)
+            _name_problem(f"{field}.{name}", item, depth + 1)
 
 
 def check_params(params: Mapping[str, Any]) -> None:

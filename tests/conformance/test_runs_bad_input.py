@@ -180,3 +180,16 @@ def test_a_malformed_answer_to_an_unknown_effect_review_is_refused(h: Harness, a
     assert everything(h) == before
     assert h.run(run.run_id).status is RunStatus.PAUSED
     assert list(service.calls.values()) == [1]
+
+
+def test_a_run_id_already_taken_is_refused_and_changes_nothing(h: Harness) -> None:
+    registry = WorkflowRegistry(claim_workflow())
+    taken = str(uuid.uuid4())
+    h.app.runs.start(h.agent, registry.get("claim"), {"claim_id": "C-1"}, run_id=taken)
+    before = everything(h)
+
+    with pytest.raises(Conflict, match=f"run {taken} already exists"):
+        h.app.runs.start(h.agent, registry.get("claim"), {"claim_id": "C-2"}, run_id=taken)
+
+    assert everything(h) == before
+    assert h.state(taken) == {"claim_id": "C-1", "amount": 0, "answer": None}

@@ -11,8 +11,10 @@ told a lost step was.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -21,8 +23,16 @@ from pydantic import BaseModel
 
 from tests.runs_support import PAST_LEASE, TENANT, Crash, Harness, open_harness
 from tests.support import TestDatabase
-from tether.errors import StorageUnavailable
+from tether.errors import InvalidInput, StorageUnavailable
 from tether.runs import END, Run, RunContext, RunStatus, Workflow, WorkflowRegistry
+from tether.runs.models import (
+    InterruptReason,
+    JournalEntry,
+    JournalKind,
+    JournalStatus,
+    Wait,
+    WaitStatus,
+)
 from tether.runs.worker import Worker, run_workers
 from tether.storage._group_commit import StepOutcome
 from tether.storage.rows import StepWrite
@@ -272,6 +282,87 @@ def test_every_kind_of_row_a_step_writes_commits_in_a_batch(h: Harness) -> None:
         assert child.status is RunStatus.QUEUED
         assert [c.seq for c in h.checkpoints(child.run_id)] == [0]
         assert h.event_types(child.run_id)[:1] == ["run.created"]
+
+
+def claimed(h: Harness, run: Run, owner: str) -> Run:
+    with h.app.storage.transaction(TENANT) as txn:
+        taken = txn.claim_run(
+            TENANT,
+            run.run_id,
+            owner=owner,
+            lease_expires_at=h.clock.now() + PAST_LEASE,
+            now=h.clock.now(),
+            workflow_keys=[f"{run.workflow}@{run.workflow_version}"],
+        )
+    assert taken is not None
+    return taken
+
+
+def test_a_step_with_values_storage_refuses_is_refused_alone_in_a_batch(h: Harness) -> None:
+    """The storage net under the engine's own checks: a step that binds text no backend
+    stores faithfully (a NUL, a lone surrogate) or untrusted JSON the canonical encoding
+    refuses gets InvalidInput, on both backends, and writes nothing; the batch's other
+    steps commit."""
+    wf = two_nodes()
+    plug_run, *plain = [claimed(h, run, "w") for run in start_runs(h, wf, 3)]
+    hostile = [claimed(h, run, "w") for run in start_runs(h, wf, 3)]
+
+    def step(run: Run, **changes: Any) -> StepWrite:
+        new = run.model_copy(update={"version": run.version + 1, "steps": 1, **changes})
+        return StepWrite(new, expected_version=run.version, expected_owner="w", cancellable=True)
+
+    journal = JournalEntry(
+        tenant_id=TENANT, run_id=hostile[1].run_id, node="first", visit=1, position=1,
+        name="look up \udc80", kind=JournalKind.STEP, idempotency_key="k",
+        status=JournalStatus.DONE, request_digest="", result="1", error=None, retry_safe=False,
+        started_at=h.clock.now(), finished_at=None, duration_ms=None, tokens_in=None,
+        tokens_out=None, cost_usd=None, wait_id=None,
+    )  # fmt: skip
+    wait = Wait(
+        tenant_id=TENANT, wait_id=str(uuid.uuid4()), run_id=hostile[2].run_id, node="first",
+        visit=1, position=0, kind=JournalKind.INTERRUPT,
+        reason=InterruptReason.CLARIFICATION_REQUIRED, status=WaitStatus.OPEN,
+        message="Which one?", request={"seen": "Ann\x00"}, action_digest=None,
+        approver_role=None, requested_by="agent", resume_at=None, expires_at=None,
+        created_at=h.clock.now(), resolved_at=None, resolved_by=None, resolution=None,
+    )  # fmt: skip
+    writes = {
+        plug_run.run_id: step(plug_run),
+        **{run.run_id: step(run) for run in plain},
+        hostile[0].run_id: step(hostile[0], error="bad \x00 text"),
+        hostile[1].run_id: dataclasses.replace(step(hostile[1]), journal=[journal]),
+        hostile[2].run_id: dataclasses.replace(step(hostile[2]), waits=[wait]),
+    }
+    plug = Plug(h.app.storage)
+    results: dict[str, Any] = {}
+    storage = h.app.storage
+    threads = [
+        in_thread(results, plug_run.run_id, lambda: storage.write_step(writes[plug_run.run_id]))
+    ]
+    assert plug.holding.wait(TIMEOUT_S)
+    for run in [*plain, *hostile]:
+        write = writes[run.run_id]
+        threads.append(in_thread(results, run.run_id, lambda w=write: storage.write_step(w)))
+    plug.wait_queued(len(plain) + len(hostile))
+    plug.release.set()
+    join(threads)
+
+    assert sorted(plug.batches[1]) == sorted(run.run_id for run in [*plain, *hostile])
+    for run in plain:
+        assert results[run.run_id] == (run.version + 1, False)
+        assert h.run(run.run_id).steps == 1
+    for run, field in zip(hostile, ["error", "name", "value.seen"], strict=True):
+        refused = results[run.run_id]
+        assert isinstance(refused, InvalidInput)
+        assert refused.message.startswith(f"{field} ")
+        stored = h.run(run.run_id)
+        assert (stored.version, stored.steps, stored.error) == (run.version, 0, None)
+        assert h.journal(run.run_id) == []
+        assert h.waits(run.run_id) == []
+    for run in hostile:  # alone, as a lone step commits, the same
+        with pytest.raises(InvalidInput):
+            storage.write_step(writes[run.run_id])
+    assert [h.run(run.run_id).version for run in hostile] == [run.version for run in hostile]
 
 
 def fail_batch_of_two(

@@ -11,13 +11,15 @@ import logging
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from tether.cli._common import PlainConsole
 from tether.config import parse_database_url
 from tether.errors import ConfigError, InvalidInput, ProcedureInvalid
 from tether.procedures import EffectFacts, Outcome, evaluate, load_dir
 from tether.redaction import describe_exception, get_logger, redact, url_secrets
-from tether.validation import check_value
+from tether.runs.models import Risk
+from tether.validation import MAX_DEPTH, check_value
 
 SPECIAL = "/#?%@"
 PASSWORDS = [f"Xy7{char}kQ9pLm2" for char in SPECIAL] + ["p@ss/w#rd?%x", "Xy7%2FkQ9pLm2"]
@@ -158,6 +160,35 @@ def test_the_value_walk_names_the_field(value: object, fragment: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         check_value("value", value)
     assert fragment in caught.value.message
+
+
+class Inbox(BaseModel):
+    items: list[dict[str, object]]
+
+
+def test_a_big_state_is_accepted_and_a_bad_value_deep_inside_is_named() -> None:
+    items: list[dict[str, object]] = [
+        {"id": i, "text": f"item é {i}", "score": i / 3, "tags": ["a", None, True]}
+        for i in range(1000)
+    ]
+    check_value("state", Inbox(items=items))
+    check_value("state", {"deep": [[[{"k": "v"}]]] * 10, "e": Risk.LOW, "t": ("x", 1.5)})
+
+    items[987]["tags"] = ["a", {"note": "lone \udc80 surrogate"}]
+    with pytest.raises(InvalidInput) as caught:
+        check_value("state", Inbox(items=items))
+    assert caught.value.message.startswith("state.items[987].tags[1].note is not valid text")
+
+    items[987]["tags"] = []
+    items[999]["score"] = float("nan")
+    with pytest.raises(InvalidInput, match=r"^state\.items\[999\]\.score is nan"):
+        check_value("state", Inbox(items=items))
+
+    nested: object = "x"
+    for _ in range(MAX_DEPTH + 1):
+        nested = [nested]
+    with pytest.raises(InvalidInput, match=f"nested more than {MAX_DEPTH} levels"):
+        check_value("state", {"ok": list(range(1000)), "deep": nested})
 
 
 ALIAS_BOMB = "a: &a ['x','x','x','x','x','x','x','x','x']\n" + "".join(

@@ -44,6 +44,7 @@ from tether.runs.models import (
 from tether.runs.signals import EventSpec
 from tether.storage.base import StepWrite, Storage
 from tether.storage.stores import RunStore
+from tether.validation import check_text, check_value
 
 if TYPE_CHECKING:
     from tether.procedures.loader import ProcedureSet
@@ -93,8 +94,9 @@ class Claim:
     """One run as claimed, from the claim until the run waits, ends or is taken over.
 
     Not thread-safe. ``run`` is the run row as this claim last wrote it (its ``version``
-    guards the next write); ``waits`` are the run's waits by id, as of the claim plus
-    those this claim opened or closed; ``state`` and ``state_version`` are the state the
+    guards the next write); ``waits`` are the run's waits by id, as of the claim (read
+    only when an entry of ``first_journal`` refers to one: nothing else looks them up)
+    plus those this claim opened or closed; ``state`` and ``state_version`` are the state the
     last checkpoint stored, and ``live`` the model a node changed since (``None`` when it
     must be rebuilt from ``state``); ``first_journal`` holds the journal entries of the
     node visit the claim resumes, handed to that visit's context once.
@@ -253,7 +255,11 @@ class Claim:
         self, node: str, visit: int, position: int, name: str, kind: JournalKind, **fields: Any
     ) -> JournalEntry:
         """A journal entry of this run at ``position`` of the node visit; ``fields``
-        override the defaults (a finished call with no result, started now)."""
+        override the defaults (a finished call with no result, started now).
+
+        Raises:
+            InvalidInput: ``name`` cannot be stored (the node fails, as for its state)."""
+        check_text("name", name)
         run = self.run
         values: dict[str, Any] = {
             "tenant_id": run.tenant_id,
@@ -297,7 +303,12 @@ class Claim:
         action_digest: str | None = None,
         approver_role: str | None = None,
     ) -> Wait:
-        """An open wait of this run, to be written by the commit that parks the run."""
+        """An open wait of this run, to be written by the commit that parks the run.
+
+        Raises:
+            InvalidInput: ``message`` or ``request`` cannot be stored (the node fails)."""
+        check_text("message", message)
+        check_value("request", request)
         now = self.clock.now()
         return Wait(
             tenant_id=self.run.tenant_id,

@@ -163,13 +163,13 @@ class Executor:
         )
         if run is None:
             return None
-        waits = {
-            w.wait_id: w for w in txn.list_waits(run.tenant_id, run_id=run.run_id, limit=10_000)
-        }
         state, state_version = load_state_dict(txn, run)
         policies = self.procedures.in_force_txn(txn, run.tenant_id) if self.procedures else None
         visit = run.visits.get(run.current_node, 0) + 1
         journal = txn.list_journal_visit(run.tenant_id, run.run_id, run.current_node, visit)
+        wanted = any(entry.wait_id is not None for entry in journal)  # see Claim: waits
+        found = txn.list_waits(run.tenant_id, run_id=run.run_id, limit=10_000) if wanted else []
+        waits = {w.wait_id: w for w in found}
         claim = Claim(
             run,
             storage=self.storage,

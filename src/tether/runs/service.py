@@ -91,20 +91,27 @@ class Runs:
             deadline=deadline,
             priority=priority,
         )
-        with self._storage.transaction(principal.tenant_id) as txn:
-            if txn.get_run(principal.tenant_id, run_id) is not None:
-                raise Conflict(f"run {run_id} already exists")
-            txn.insert_run(run)
-            txn.insert_checkpoint(checkpoint)
-            txn.insert_events([created_event(run, workflow, {})])
-            self._audit.record_by_txn(
-                txn,
-                principal,
-                tenant_id=run.tenant_id,
-                action="run.started",
-                target=f"run:{run_id}",
-                details={"workflow": workflow.key},
-            )
+        # No read for an existing run first: the insert's key refuses a taken id, and only
+        # then is the run looked for, to say why.
+        try:
+            with self._storage.transaction(principal.tenant_id) as txn:
+                txn.insert_run(run)
+                txn.insert_checkpoint(checkpoint)
+                txn.insert_events([created_event(run, workflow, {})])
+                self._audit.record_by_txn(
+                    txn,
+                    principal,
+                    tenant_id=run.tenant_id,
+                    action="run.started",
+                    target=f"run:{run_id}",
+                    details={"workflow": workflow.key},
+                )
+        except Conflict:
+            with self._storage.transaction(principal.tenant_id, write=False) as txn:
+                taken = txn.get_run(principal.tenant_id, run_id) is not None
+            if taken:
+                raise Conflict(f"run {run_id} already exists") from None
+            raise
         return run
 
     def get(self, principal: Principal, run_id: str) -> Run:

@@ -24,14 +24,15 @@ import json
 import re
 from collections.abc import Callable, Mapping, MutableSet, Sequence
 from datetime import datetime
-from typing import Any, NoReturn, Protocol
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 import psycopg
 from psycopg import errors as pg_errors
 
-from tether.errors import LeaseLost, RunCancelled, StorageError
+from tether.errors import InvalidInput, LeaseLost, RunCancelled, StorageError
 from tether.storage._group_commit import StepOutcome
 from tether.storage.rows import StepWrite
+from tether.validation import check_params
 
 
 class StepTransaction(Protocol):
@@ -85,45 +86,84 @@ def commit_steps(
 ) -> list[StepOutcome]:
     """Commit ``writes`` on ``txn``'s connection (autocommit, no transaction open) and
     return each one's outcome in order. ``prepared``: the connections that hold the
-    step statements prepared (see :func:`_step_script`); this one is added.
+    step statements prepared (see :func:`_step_script`); this one is added. A step whose
+    parameters fail :func:`~tether.validation.check_params` is refused alone
+    (:class:`~tether.errors.InvalidInput`, nothing sent), as on SQLite.
 
     Raises:
         psycopg.Error: the connection failed (or a statement failed in a way no single
             step accounts for); the outcome of every step is unknown.
     """
+    steps: list[_Step] = []
+    outcomes: list[StepOutcome | None] = []
+    for write in writes:
+        step = _checked(txn, write)
+        outcomes.append(step if isinstance(step, InvalidInput) else None)
+        if isinstance(step, _Step):
+            steps.append(step)
+    if not steps:
+        return [o for o in outcomes if o is not None]
     cursor = psycopg.ClientCursor(txn.connection)
-    if len(writes) == 1 and faults is None:
-        return [_commit_alone(txn, cursor, writes[0], tenant_key, translate, prepared)]
-    order = sorted(range(len(writes)), key=lambda i: _lock_order(writes[i]))
+    if len(steps) == 1 and faults is None:
+        written = [_commit_alone(txn, cursor, steps[0], tenant_key, translate, prepared)]
+        return _merge(outcomes, written)
+    order = sorted(range(len(steps)), key=lambda i: _lock_order(steps[i]))
     try:
-        rows = _pipeline_batch(txn, [writes[i] for i in order], tenant_key, faults is None)
+        rows = _pipeline_batch(txn, [steps[i] for i in order], tenant_key, faults is None)
     except pg_errors.Error as exc:
         _rollback(cursor, exc)
         if _ends_connection(exc):
             raise
-        outcomes = _run_isolated(txn, cursor, writes, tenant_key, translate, prepared)
+        written = _run_isolated(txn, cursor, steps, tenant_key, translate, prepared)
     else:
-        outcomes = list(rows)
+        written = list(rows)
         for position, index in enumerate(order):
-            outcomes[index] = rows[position]
+            written[index] = rows[position]
         if faults is None:
-            return outcomes
+            return _merge(outcomes, written)
     if faults is not None:
-        faults("before_commit", len(writes))
+        faults("before_commit", len(steps))
     cursor.execute("COMMIT")
-    return outcomes
+    return _merge(outcomes, written)
+
+
+class _Step(NamedTuple):
+    write: StepWrite
+    rows: list[list[dict[str, Any]]]
+    """The parameters of each of :func:`step_queries` (``StepTransaction.step_rows``)."""
+
+
+def _checked(txn: StepTransaction, write: StepWrite) -> _Step | InvalidInput:
+    """The step's rows, having passed the storage net every backend casts on what it
+    binds (canonical JSON of untrusted values; text PostgreSQL would refuse or that
+    cannot be encoded, integers beyond 64 bits); or why not. A step refused is refused
+    alone, before anything is sent, with the error SQLite gives."""
+    try:
+        rows = txn.step_rows(write)
+        for kind in rows:
+            for params in kind:
+                check_params(params)
+    except InvalidInput as exc:
+        return exc
+    return _Step(write, rows)
+
+
+def _merge(refused: list[StepOutcome | None], written: list[StepOutcome]) -> list[StepOutcome]:
+    """Each step's outcome in order: its refusal, or the next of ``written``."""
+    rest = iter(written)
+    return [next(rest) if outcome is None else outcome for outcome in refused]
 
 
 def _commit_alone(
     txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
-    write: StepWrite,
+    step: _Step,
     tenant_key: bytes,
     translate: _Translate,
     prepared: MutableSet[Any],
 ) -> StepOutcome:
     try:
-        return _execute_step(txn, cursor, write, tenant_key, prepared)
+        return _execute_step(txn, cursor, step, tenant_key, prepared)
     except pg_errors.Error as exc:
         if _ends_connection(exc):
             raise
@@ -133,7 +173,7 @@ def _commit_alone(
 def _execute_step(
     txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
-    write: StepWrite,
+    step: _Step,
     key: bytes,
     prepared: MutableSet[Any],
     savepoint: bool = False,
@@ -142,21 +182,21 @@ def _execute_step(
     ``savepoint``); its guard row. A session that lost the prepared statements
     (``DISCARD ALL`` by other code) has them prepared again and the step run again."""
     try:
-        cursor.execute(_step_script(txn, cursor, write, key, prepared))
+        cursor.execute(_step_script(txn, cursor, step, key, prepared))
     except pg_errors.Error as exc:
         if exc.sqlstate != _NO_SUCH_STATEMENT:
             raise
         prepared.discard(txn.connection)
         if savepoint:
             cursor.execute("ROLLBACK TO SAVEPOINT step")
-        cursor.execute(_step_script(txn, cursor, write, key, prepared))
+        cursor.execute(_step_script(txn, cursor, step, key, prepared))
     return _guard_rows(cursor, 1)[0]
 
 
 def _step_script(
     txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
-    write: StepWrite,
+    step: _Step,
     key: bytes,
     prepared: MutableSet[Any],
 ) -> str:
@@ -170,8 +210,8 @@ def _step_script(
     if txn.connection not in prepared:
         parts += [f"PREPARE {name} AS {sql}" for name, sql, _ in map(_executable, set(queries))]
         prepared.add(txn.connection)
-    parts.append(cursor.mogrify(*txn.context_command(write.run.tenant_id, key)))
-    for query, rows in zip(queries, txn.step_rows(write), strict=True):
+    parts.append(cursor.mogrify(*txn.context_command(step.write.run.tenant_id, key)))
+    for query, rows in zip(queries, step.rows, strict=True):
         name, _, names = _executable(query)
         call = f"EXECUTE {name}({', '.join(['%s'] * len(names))})"
         parts += [cursor.mogrify(call, [row[n] for n in names]) for row in rows]
@@ -203,19 +243,19 @@ def _executable(query: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 def _pipeline_batch(
-    txn: StepTransaction, writes: Sequence[StepWrite], tenant_key: bytes, commit: bool
+    txn: StepTransaction, steps: Sequence[_Step], tenant_key: bytes, commit: bool
 ) -> list[StepOutcome]:
     """Every step in one pipeline: per tenant, its context, each kind of row for all its
     steps in one statement (an array per column) or one ``executemany``, and the guarded
     run updates last, whose rows are read before ``COMMIT`` goes. The guard rows, in the
-    order of ``writes``. ``commit``: end with ``COMMIT`` in the same pipeline."""
+    order of ``steps``. ``commit``: end with ``COMMIT`` in the same pipeline."""
     conn, queries = txn.connection, txn.queries
     found: dict[str, StepOutcome] = {}
     with conn.pipeline(), conn.cursor() as cursor:
         cursor.execute("BEGIN")
-        for tenant_id, group in itertools.groupby(writes, key=lambda w: w.run.tenant_id):
+        for tenant_id, group in itertools.groupby(steps, key=lambda s: s.write.run.tenant_id):
             cursor.execute(*txn.context_command(tenant_id, tenant_key), prepare=True)
-            kinds = zip(*(txn.step_rows(w) for w in group), strict=True)
+            kinds = zip(*(step.rows for step in group), strict=True)
             runs, journal, checkpoints, waits, resolved, events, *children = (
                 list(itertools.chain.from_iterable(rows)) for rows in kinds
             )
@@ -239,9 +279,9 @@ def _pipeline_batch(
                 found[row["run_id"]] = (int(row["version"]), bool(row["cancel_requested"]))
         if commit:
             cursor.execute("COMMIT")
-    if len(found) != len(writes):
-        raise StorageError(f"the batch's run updates returned {len(found)} rows, not {len(writes)}")
-    return [found[w.run.run_id] for w in writes]
+    if len(found) != len(steps):
+        raise StorageError(f"the batch's run updates returned {len(found)} rows, not {len(steps)}")
+    return [found[step.write.run.run_id] for step in steps]
 
 
 def _many(cursor: psycopg.Cursor[Any], query: str, rows: list[dict[str, Any]]) -> None:
@@ -269,7 +309,7 @@ def _json_value(value: object) -> str:
 def _run_isolated(
     txn: StepTransaction,
     cursor: psycopg.ClientCursor[Any],
-    writes: Sequence[StepWrite],
+    steps: Sequence[_Step],
     tenant_key: bytes,
     translate: _Translate,
     prepared: MutableSet[Any],
@@ -278,10 +318,10 @@ def _run_isolated(
     trips per step): a step that fails is rolled back alone and keeps its error."""
     outcomes: list[StepOutcome] = []
     cursor.execute("BEGIN")
-    for write in writes:
+    for step in steps:
         try:
             cursor.execute("SAVEPOINT step")
-            outcomes.append(_execute_step(txn, cursor, write, tenant_key, prepared, True))
+            outcomes.append(_execute_step(txn, cursor, step, tenant_key, prepared, True))
         except pg_errors.Error as exc:
             if _ends_connection(exc):
                 raise
@@ -333,7 +373,7 @@ def _rollback(cursor: psycopg.ClientCursor[Any], cause: pg_errors.Error) -> None
         raise cause from None
 
 
-def _lock_order(write: StepWrite) -> tuple[str, str]:
+def _lock_order(step: _Step) -> tuple[str, str]:
     """Steps lock their run rows in one order in every batch, so two batches never wait
     on each other in a cycle (and a tenant's steps share its context)."""
-    return write.run.tenant_id, write.run.run_id
+    return step.write.run.tenant_id, step.write.run.run_id

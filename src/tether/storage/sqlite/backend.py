@@ -381,12 +381,13 @@ class SQLiteStorage:
 
     def _commit_steps(self, writes: Sequence[StepWrite]) -> list[StepOutcome]:
         """One transaction; several steps each under a savepoint, so a step whose guard
-        fails (or that conflicts with stored data) is rolled back alone."""
+        fails (or that conflicts with stored data, or binds a value the storage net
+        refuses) is rolled back alone."""
         if len(writes) == 1 and self.step_faults is None:
             try:
                 with self._begin(True) as txn:
                     return [txn.write_step_txn(writes[0])]
-            except (LeaseLost, RunCancelled, Conflict) as exc:
+            except (LeaseLost, RunCancelled, Conflict, InvalidInput) as exc:
                 return [exc]
         with self._begin(True) as txn:
             outcomes = [_isolated_step(txn, write, self.path) for write in writes]
@@ -523,7 +524,7 @@ def _isolated_step(txn: SQLiteTransaction, write: StepWrite, path: Path) -> Step
     conn.execute("SAVEPOINT step")
     try:
         outcome: StepOutcome = txn.write_step_txn(write)
-    except (LeaseLost, RunCancelled) as exc:
+    except (LeaseLost, RunCancelled, InvalidInput) as exc:
         conn.execute("ROLLBACK TO SAVEPOINT step")
         outcome = exc
     except sqlite3.IntegrityError as exc:
