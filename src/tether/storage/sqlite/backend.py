@@ -59,7 +59,15 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
-from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
+from tether.storage.rows import (
+    GraphCheckpointRow,
+    GraphEvent,
+    GraphPut,
+    GraphRunUpdate,
+    GraphThreadStart,
+    GraphWriteRow,
+    NextEntry,
+)
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -393,6 +401,17 @@ class SQLiteStorage:
             if self.step_faults is not None:
                 self.step_faults("before_commit", len(writes))
             return outcomes
+
+    def read_graph_checkpoint(
+        self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[GraphCheckpointRow, list[GraphWriteRow]] | None:
+        with self._begin(False) as txn:
+            row = txn.get_graph_checkpoint(tenant_id, thread_id, checkpoint_ns, checkpoint_id)
+            if row is None:
+                return None
+            return row, txn.list_graph_writes(
+                tenant_id, thread_id, checkpoint_ns, row.checkpoint_id
+            )
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
         self._graph_write(step_statements_txn, tenant_id, items=items)
