@@ -22,6 +22,7 @@ from tether.storage._graph_writes import (
 )
 from tether.storage._transaction import Row
 from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
+from tether.validation import check_params
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -122,6 +123,7 @@ def graph_read(
     else:
         exact = {**ids, "checkpoint_id": checkpoint_id}
         reads = [(queries["get_graph_checkpoint"], exact), (queries["list_graph_writes"], exact)]
+    check_params(reads[0][1])
     try:
         cursor.execute(
             ";\n".join(
