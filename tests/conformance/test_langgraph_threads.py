@@ -260,3 +260,20 @@ def test_a_finish_from_a_stale_run_row_writes_nothing(app: Tether, clock: FakeCl
 
     assert app.runs.get(acme["admin"], run.run_id).status is RunStatus.WAITING_FOR_APPROVAL
     assert [e.type for e in app.runs.events(acme["admin"], run.run_id)][-1] == "graph.interrupted"
+
+
+def test_a_checkpoint_read_as_its_thread_is_deleted_is_read_again(
+    app: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The values a checkpoint stores apart are read after the checkpoint; when they are
+    gone by then (the thread deleted in between), the whole read is done again, so the
+    answer is the thread as it now is, never a checkpoint without its values."""
+    acme = cast(app, "acme")
+    saver = TetherSaver(app, acme["operator"])
+    chat_graph(saver, 3).invoke({"messages": [], "turns": 0}, config("gone"))
+    stale = app.storage.read_graph_checkpoint("acme", "gone", "", None)
+    assert stale is not None and "messages" in stale[0].blob_channels
+    saver.delete_thread("gone")
+    monkeypatch.setattr(app.storage, "read_graph_checkpoint", lambda *args: stale)
+
+    assert saver.get_tuple(config("gone")) is None

@@ -305,9 +305,21 @@ class Graphs:
         """The checkpoint ``checkpoint_id`` of the thread's namespace, or its latest."""
         authorize(principal, "graphs.checkpoint")
         tenant = principal.tenant_id
+        found = self._storage.read_graph_checkpoint(tenant, thread_id, checkpoint_ns, checkpoint_id)
+        if found is None:
+            return None
+        row, writes = found
+        if not row.blob_channels:
+            return StoredGraphCheckpoint(checkpoint=row, values={}, writes=writes)
+        # A stored value never changes at its version, so the values can be read after the
+        # checkpoint; one deleted in between (a prune, a deleted thread) reads it all again.
         with self._storage.transaction(tenant, write=False) as txn:
-            row = txn.get_graph_checkpoint(tenant, thread_id, checkpoint_ns, checkpoint_id)
-            return None if row is None else _stored(txn, tenant, row)
+            values = _chains(txn, tenant, row)
+            if all(chain and chain[-1].base_version is None for chain in values.values()):
+                return StoredGraphCheckpoint(checkpoint=row, values=values, writes=writes)
+        with self._storage.transaction(tenant, write=False) as txn:
+            again = txn.get_graph_checkpoint(tenant, thread_id, checkpoint_ns, checkpoint_id)
+            return None if again is None else _stored(txn, tenant, again)
 
     def checkpoints(
         self,
@@ -492,15 +504,22 @@ def _current(thread: GraphThreadRow | None) -> GraphThreadRow:
 
 
 def _stored(txn: Transaction, tenant: str, row: GraphCheckpointRow) -> StoredGraphCheckpoint:
+    values = _chains(txn, tenant, row)
+    writes = txn.list_graph_writes(tenant, row.thread_id, row.checkpoint_ns, row.checkpoint_id)
+    return StoredGraphCheckpoint(
+        checkpoint=row, values={k: v for k, v in values.items() if v}, writes=writes
+    )
+
+
+def _chains(
+    txn: Transaction, tenant: str, row: GraphCheckpointRow
+) -> dict[str, list[GraphBlobRow]]:
+    """The chain of rows of each channel the checkpoint stores apart (empty: not stored)."""
     versions: dict[str, Any] = json.loads(row.checkpoint_json).get("channel_versions", {})
-    values = {
+    return {
         channel: txn.graph_blob_chain(
             tenant, row.thread_id, row.checkpoint_ns, channel, str(versions[channel])
         )
         for channel in row.blob_channels
         if channel in versions
     }
-    writes = txn.list_graph_writes(tenant, row.thread_id, row.checkpoint_ns, row.checkpoint_id)
-    return StoredGraphCheckpoint(
-        checkpoint=row, values={k: v for k, v in values.items() if v}, writes=writes
-    )

@@ -44,8 +44,8 @@ def step_statements_txn(
     tenant_id: str,
     items: Sequence[GraphPut],
 ) -> Statements:
-    """A step of a running graph (see :func:`graph_statements`), checked."""
-    return checked_statements(graph_statements(queries, tenant_id, items))
+    """A step of a running graph (see :func:`graph_statements`)."""
+    return graph_statements(queries, tenant_id, items)
 
 
 def checked_statements(statements: Statements) -> Statements:
@@ -71,7 +71,7 @@ def start_statements_txn(
         return None
     seq, head = txn.lock_audit_head(tenant_id)
     statements = graph_start_statements(queries, tenant_id, start, entry(seq, head), ts_in)
-    return checked_statements(statements + graph_statements(queries, tenant_id, items))
+    return checked_statements(statements) + graph_statements(queries, tenant_id, items)
 
 
 def graph_statements(
@@ -79,9 +79,13 @@ def graph_statements(
 ) -> Statements:
     """The statements (text from ``queries``) that store ``items``, in order, each with
     its rows of parameters: a checkpoint's values (one statement for all of them), the
-    checkpoint, a task's writes (one statement)."""
+    checkpoint, a task's writes (one statement).
+
+    Checked (:func:`check_graph_put`): what came from the graph, not the parameters the
+    checkpointer made itself."""
     statements: Statements = []
     for item in items:
+        check_graph_put(item)
         if isinstance(item, GraphWritesPut):
             sql = queries["upsert_graph_write" if item.replace else "insert_graph_write"]
             statements.append((sql, write_params(tenant_id, item)))
@@ -92,6 +96,45 @@ def graph_statements(
             (queries["upsert_graph_checkpoint"], [checkpoint_params(tenant_id, item)])
         )
     return statements
+
+
+def check_graph_put(item: GraphPut) -> None:
+    """The storage net (:func:`tether.validation.check_params`) over the values of
+    ``item`` that come from the graph or its caller: ids, namespace, channel names,
+    versions, task ids and paths, and the JSON written from the graph's bookkeeping and
+    metadata. Left out, as the checkpointer made them: the tenant (the principal's), the
+    serializer's type tags and bytes, write indexes, the version a list extends (one
+    checked when stored) and the channels stored apart (checked once per set, see
+    :func:`_channels_json`)."""
+    if isinstance(item, GraphWritesPut):
+        check_params(
+            {
+                "thread_id": item.thread_id,
+                "checkpoint_ns": item.checkpoint_ns,
+                "checkpoint_id": item.checkpoint_id,
+            }
+        )
+        for write in item.writes:
+            check_params(
+                {"task_id": write.task_id, "channel": write.channel, "task_path": write.task_path}
+            )
+        return
+    row = item.checkpoint
+    check_params(
+        {
+            "thread_id": row.thread_id,
+            "checkpoint_ns": row.checkpoint_ns,
+            "checkpoint_id": row.checkpoint_id,
+            "parent_checkpoint_id": row.parent_checkpoint_id,
+            "graph_run_id": item.graph_run_id,
+            "checkpoint": row.checkpoint_json,
+            "metadata": row.metadata_json,
+        }
+    )
+    for blob in item.blobs:
+        check_params(
+            {"checkpoint_ns": blob.checkpoint_ns, "channel": blob.channel, "version": blob.version}
+        )
 
 
 def graph_start_statements(
@@ -167,7 +210,7 @@ def finish_statements_txn(
     if not txn.update_graph_run(tenant_id, update):
         return None
     statements = [(queries["insert_event"], [event_params(tenant_id, event, ts_in)])]
-    return checked_statements(statements + graph_statements(queries, tenant_id, items))
+    return checked_statements(statements) + graph_statements(queries, tenant_id, items)
 
 
 def run_update_params(
@@ -259,6 +302,6 @@ def checkpoint_params(tenant_id: str, put: GraphCheckpointPut) -> dict[str, Any]
 
 @functools.lru_cache(maxsize=256)
 def _channels_json(channels: tuple[str, ...]) -> str:
-    """The channels a checkpoint stores apart, as JSON: a graph's checkpoints name the same
-    few sets over and over."""
-    return canonical.dumps(list(channels), trusted=True)
+    """The channels a checkpoint stores apart, as JSON (checked): a graph's checkpoints
+    name the same few sets over and over."""
+    return canonical.dumps(list(channels))

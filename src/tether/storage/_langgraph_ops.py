@@ -134,7 +134,7 @@ class LangGraphOps(QueryTransaction):
             row = self._one("latest_graph_checkpoint", **ids)
         else:
             row = self._one("get_graph_checkpoint", **ids, checkpoint_id=checkpoint_id)
-        return _checkpoint(row) if row else None
+        return checkpoint_row(row) if row else None
 
     def list_graph_checkpoints(
         self,
@@ -160,7 +160,7 @@ class LangGraphOps(QueryTransaction):
                 "limit": limit,
             },
         )
-        return [_checkpoint(row) for row in rows]
+        return [checkpoint_row(row) for row in rows]
 
     def graph_blob_chain(
         self, tenant_id: str, thread_id: str, checkpoint_ns: str, channel: str, version: str
@@ -203,17 +203,7 @@ class LangGraphOps(QueryTransaction):
                 "checkpoint_id": checkpoint_id,
             },
         )
-        return [
-            GraphWriteRow(
-                task_id=row["task_id"],
-                idx=int(row["idx"]),
-                channel=row["channel"],
-                type=row["type"],
-                data=_bytes(row["data"]),
-                task_path=row["task_path"],
-            )
-            for row in rows
-        ]
+        return graph_write_rows(rows)
 
     def list_graph_thread_writes(
         self, tenant_id: str, thread_id: str
@@ -418,7 +408,23 @@ class LangGraphOps(QueryTransaction):
         )
 
 
-def _checkpoint(row: Row) -> GraphCheckpointRow:
+def graph_write_rows(rows: Sequence[Row]) -> list[GraphWriteRow]:
+    """Rows of ``list_graph_writes`` as :class:`GraphWriteRow` values."""
+    return [
+        GraphWriteRow(
+            task_id=row["task_id"],
+            idx=int(row["idx"]),
+            channel=row["channel"],
+            type=row["type"],
+            data=_bytes(row["data"]),
+            task_path=row["task_path"],
+        )
+        for row in rows
+    ]
+
+
+def checkpoint_row(row: Row) -> GraphCheckpointRow:
+    """A row of ``get_graph_checkpoint`` as a :class:`GraphCheckpointRow`."""
     return GraphCheckpointRow(
         thread_id=row["thread_id"],
         checkpoint_ns=row["checkpoint_ns"],

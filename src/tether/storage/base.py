@@ -20,10 +20,12 @@ from tether.storage.rows import (
     AppliedMigration,
     AuditRow,
     ComponentVersion,
+    GraphCheckpointRow,
     GraphEvent,
     GraphPut,
     GraphRunUpdate,
     GraphThreadStart,
+    GraphWriteRow,
     MemoryCandidate,
     MemoryDecisionRow,
     MemoryHoldRow,
@@ -132,6 +134,14 @@ class Storage(Protocol):
             RunCancelled: cancellation was requested and ``write.cancellable``; nothing
                 was written.
         """
+        ...
+
+    def read_graph_checkpoint(
+        self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[GraphCheckpointRow, list[GraphWriteRow]] | None:
+        """A LangGraph checkpoint (the namespace's latest without ``checkpoint_id``) and
+        its pending writes, in the order live execution applies them, read in one
+        snapshot (``None``: no such checkpoint). One round trip on PostgreSQL."""
         ...
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:

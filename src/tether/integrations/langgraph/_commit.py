@@ -12,18 +12,22 @@ time (on SQLite, a second writer would sleep in the busy handler).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from tether.runs.graphs import GraphWrite
 
 
-@dataclass
 class _Ticket:
-    item: GraphWrite
-    done: bool = False
-    error: Exception | None = None
+    """An item handed over, and how its caller learns it is committed: ``signal``, a lock
+    taken when the caller waits, released by the commit that holds the item (a lock
+    rather than a condition: no Python code runs to wait or to wake)."""
+
+    __slots__ = ("error", "item", "signal")
+
+    def __init__(self, item: GraphWrite, signal: threading.Lock | None) -> None:
+        self.item = item
+        self.signal = signal
+        self.error: Exception | None = None
 
 
 class GroupCommit:
@@ -32,7 +36,7 @@ class GroupCommit:
     def __init__(self, write: Callable[[Sequence[GraphWrite]], None], *, window: float) -> None:
         self._write = write
         self._window = window
-        self._ready = threading.Condition()
+        self._lock = threading.Lock()
         self._pending: list[_Ticket] = []
         self._committing = threading.Lock()
 
@@ -42,18 +46,17 @@ class GroupCommit:
         ``wait``: let it wait up to the window for an item that is not waiting (a
         checkpoint) to share a transaction with.
         """
-        ticket = _Ticket(item)
         if not wait:
+            ticket = _Ticket(item, None)
             self._commit(ticket)
         else:
-            with self._ready:
+            signal = threading.Lock()
+            signal.acquire()
+            ticket = _Ticket(item, signal)
+            with self._lock:
                 self._pending.append(ticket)
-                end = time.monotonic() + self._window
-                while not ticket.done:
-                    left = end - time.monotonic()
-                    if left <= 0 or not self._ready.wait(left):
-                        break
-            if not ticket.done:
+            if not signal.acquire(timeout=self._window):
+                # Commits it, or waits for the commit that took it a moment ago.
                 self._commit(None)
         if ticket.error is not None:
             raise ticket.error
@@ -63,9 +66,9 @@ class GroupCommit:
         self._commit(None)
 
     def _commit(self, own: _Ticket | None) -> None:
-        """Commit what waits, and ``own`` last, in one transaction; wake the waiters."""
+        """Commit what waits, and ``own`` last, in one transaction; release the waiters."""
         with self._committing:
-            with self._ready:
+            with self._lock:
                 batch, self._pending = self._pending, []
             if own is not None:
                 batch.append(own)
@@ -78,12 +81,9 @@ class GroupCommit:
                     batch[0].error = exc
                 else:
                     self._one_by_one(batch)
-            if own is not None and len(batch) == 1:
-                return  # nobody waits
-            with self._ready:
-                for ticket in batch:
-                    ticket.done = True
-                self._ready.notify_all()
+            for ticket in batch:
+                if ticket.signal is not None:
+                    ticket.signal.release()
 
     def _one_by_one(self, batch: Sequence[_Ticket]) -> None:
         """After a batch failed: each item alone, so one bad item fails only its caller."""

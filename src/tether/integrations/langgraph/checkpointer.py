@@ -180,9 +180,10 @@ class TetherSaver(BaseCheckpointSaver[str]):
             next_nodes=next_nodes(values),
         )
         self._commit.submit(write, wait=False)
-        self._values.stored(
-            thread_id, ns, checkpoint["id"], checkpoint["channel_versions"], encoded
-        )
+        if encoded.blob_channels:  # else nothing for its child to extend
+            self._values.stored(
+                thread_id, ns, checkpoint["id"], checkpoint["channel_versions"], encoded
+            )
         return {
             "configurable": {
                 "thread_id": thread_id,

@@ -22,6 +22,7 @@ from tether.storage._graph_writes import (
 )
 from tether.storage._transaction import Row
 from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
+from tether.validation import check_params
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -48,7 +49,7 @@ def graph_step(
     items: Sequence[GraphPut],
 ) -> None:
     """A step of a running graph: one round trip."""
-    statements = checked_statements(graph_statements(queries, tenant_id, items))
+    statements = graph_statements(queries, tenant_id, items)
     cursor.execute(";\n".join([context, *_bound(cursor, statements)]))
 
 
@@ -75,7 +76,7 @@ def graph_start(
             return None
         made = entry(int(head["audit_seq"]), head["audit_head"])
         statements = graph_start_statements(queries, tenant_id, start, made, to_utc)
-        return statements + graph_statements(queries, tenant_id, items)
+        return checked_statements(statements) + graph_statements(queries, tenant_id, items)
 
     return _read_then_write(cursor, context, [(sql, ids) for sql in reads], writes)
 
@@ -98,9 +99,58 @@ def graph_finish(
         if found[0] is None:
             return None
         statements = [(queries["insert_event"], [event_params(tenant_id, event, to_utc)])]
-        return statements + graph_statements(queries, tenant_id, items)
+        return checked_statements(statements) + graph_statements(queries, tenant_id, items)
 
     return _read_then_write(cursor, context, guard, writes)
+
+
+def graph_read(
+    cursor: psycopg.ClientCursor[Any],
+    context: str,
+    queries: Mapping[str, str],
+    tenant_id: str,
+    *,
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str | None,
+) -> tuple[Row, list[Row]] | None:
+    """A checkpoint (the namespace's latest without ``checkpoint_id``) and its pending
+    writes, read in one snapshot and one round trip (``None``: no such checkpoint)."""
+    ids = {"tenant_id": tenant_id, "thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+    if checkpoint_id is None:
+        reads = [(queries["latest_graph_checkpoint"], ids)]
+        reads.append((queries["list_latest_graph_writes"], ids))
+    else:
+        exact = {**ids, "checkpoint_id": checkpoint_id}
+        reads = [(queries["get_graph_checkpoint"], exact), (queries["list_graph_writes"], exact)]
+    check_params(reads[0][1])
+    try:
+        cursor.execute(
+            ";\n".join(
+                [
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                    context,
+                    *(cursor.mogrify(_statement(sql), p) for sql, p in reads),
+                    "COMMIT",
+                ]
+            )
+        )
+        cursor.nextset()  # past BEGIN
+        cursor.nextset()  # past the context
+        checkpoint = cursor.fetchone()
+        cursor.nextset()
+        writes = cursor.fetchall()
+    except BaseException:
+        _roll_back(cursor)
+        raise
+    return None if checkpoint is None else (checkpoint, writes)
+
+
+def _roll_back(cursor: psycopg.ClientCursor[Any]) -> None:
+    """After an error: end the transaction the failed query left open, if any."""
+    if cursor.connection.info.transaction_status != pq.TransactionStatus.IDLE:
+        with suppress(psycopg.Error):
+            cursor.execute("ROLLBACK")
 
 
 def _read_then_write(
@@ -110,8 +160,8 @@ def _read_then_write(
     writes: Callable[[list[Row | None]], Statements | None],
 ) -> bool:
     """One round trip: open a transaction, enter the tenant, run ``reads``; a second: the
-    statements ``writes`` makes of their first rows, and the commit (``None``: roll back,
-    nothing written)."""
+    statements ``writes`` makes of their first rows (checked there), and the commit
+    (``None``: roll back, nothing written)."""
     try:
         cursor.execute(
             ";\n".join(
@@ -127,11 +177,9 @@ def _read_then_write(
         if statements is None:
             cursor.execute("ROLLBACK")
             return False
-        cursor.execute(";\n".join([*_bound(cursor, checked_statements(statements)), "COMMIT"]))
+        cursor.execute(";\n".join([*_bound(cursor, statements), "COMMIT"]))
     except BaseException:
-        if cursor.connection.info.transaction_status != pq.TransactionStatus.IDLE:
-            with suppress(psycopg.Error):
-                cursor.execute("ROLLBACK")
+        _roll_back(cursor)
         raise
     return True
 

@@ -44,7 +44,7 @@ from tether.errors import (
 from tether.keys import TENANT_CONTEXT, Keyring, hmac_pads, load_keyring
 from tether.redaction import get_logger, redact, url_secrets
 from tether.storage._group_commit import GroupCommit, StepOutcome
-from tether.storage._langgraph_ops import LangGraphOps
+from tether.storage._langgraph_ops import LangGraphOps, checkpoint_row, graph_write_rows
 from tether.storage._memory_ops import MemoryOps
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -65,12 +65,21 @@ from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
 from tether.storage.postgres._graph_writes import (
     GraphWrite,
     graph_finish,
+    graph_read,
     graph_start,
     graph_step,
 )
 from tether.storage.postgres._steps import StepFaults, commit_steps
 from tether.storage.postgres.wakeups import PostgresWakeups
-from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
+from tether.storage.rows import (
+    GraphCheckpointRow,
+    GraphEvent,
+    GraphPut,
+    GraphRunUpdate,
+    GraphThreadStart,
+    GraphWriteRow,
+    NextEntry,
+)
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.postgres"
@@ -418,10 +427,24 @@ class PostgresStorage:
         except (psycopg.Error, PoolTimeout) as exc:
             self._fail(exc)
 
+    def read_graph_checkpoint(
+        self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[GraphCheckpointRow, list[GraphWriteRow]] | None:
+        """One round trip: a read-only transaction, the tenant context, both reads and the
+        commit in one multi-statement query."""
+        read = functools.partial(
+            graph_read,
+            thread_id=thread_id,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=checkpoint_id,
+        )
+        found = self._graph_call(tenant_id, read)
+        return None if found is None else (checkpoint_row(found[0]), graph_write_rows(found[1]))
+
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
         """The statements as one multi-statement query (see :meth:`write_step`): one
         round trip, with the tenant set first."""
-        self._graph_write(tenant_id, functools.partial(graph_step, items=items))
+        self._graph_call(tenant_id, functools.partial(graph_step, items=items))
 
     def write_graph_start(
         self, tenant_id: str, start: GraphThreadStart, entry: NextEntry, items: Sequence[GraphPut]
@@ -429,7 +452,7 @@ class PostgresStorage:
         """Two round trips: the tenant context, the thread and the locked audit head read
         in a transaction left open; then every statement and the commit."""
         write = functools.partial(graph_start, start=start, entry=entry, items=items)
-        return self._graph_write(tenant_id, write)
+        return self._graph_call(tenant_id, write)
 
     def write_graph_finish(
         self, tenant_id: str, update: GraphRunUpdate, event: GraphEvent, items: Sequence[GraphPut]
@@ -437,11 +460,11 @@ class PostgresStorage:
         """Two round trips: the guarded update in a transaction left open; then the event,
         every statement and the commit."""
         write = functools.partial(graph_finish, update=update, event=event, items=items)
-        return self._graph_write(tenant_id, write)
+        return self._graph_call(tenant_id, write)
 
-    def _graph_write(self, tenant_id: str, write: GraphWrite[_T]) -> _T:
-        """``write`` on a connection of the pool, given the statement that enters the
-        tenant (to send first)."""
+    def _graph_call(self, tenant_id: str, write: GraphWrite[_T]) -> _T:
+        """``write`` (a short write or read) on a connection of the pool, given the
+        statement that enters the tenant."""
         try:
             with self._pool.connection() as conn:
                 self._start_session(conn)

@@ -134,6 +134,20 @@ WHERE tenant_id = :tenant_id AND thread_id = :thread_id AND checkpoint_ns = :che
   AND checkpoint_id = :checkpoint_id
 ORDER BY task_path, task_id, idx
 
+-- name: list_latest_graph_writes
+-- The pending writes of the namespace's latest checkpoint (see latest_graph_checkpoint).
+SELECT task_id, idx, channel, type, data, task_path
+FROM graph_writes
+WHERE tenant_id = :tenant_id AND thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns
+  AND checkpoint_id = (
+      SELECT checkpoint_id FROM graph_checkpoints
+      WHERE tenant_id = :tenant_id AND thread_id = :thread_id
+        AND checkpoint_ns = :checkpoint_ns
+      ORDER BY checkpoint_id DESC
+      LIMIT 1
+  )
+ORDER BY task_path, task_id, idx
+
 -- name: list_graph_thread_writes
 -- Every pending write of a thread, without its value (a timeline shows what and how big).
 SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, LENGTH(data) AS size,

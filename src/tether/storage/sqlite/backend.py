@@ -40,7 +40,7 @@ from tether.storage._graph_writes import (
     step_statements_txn,
 )
 from tether.storage._group_commit import GroupCommit, StepOutcome
-from tether.storage._langgraph_ops import LangGraphOps
+from tether.storage._langgraph_ops import LangGraphOps, checkpoint_row, graph_write_rows
 from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
@@ -59,7 +59,15 @@ from tether.storage._transaction import Row
 from tether.storage._webhooks_ops import WebhookOps
 from tether.storage._working_ops import WorkingOps
 from tether.storage.base import AppliedMigration, ComponentVersion, StepWrite
-from tether.storage.rows import GraphEvent, GraphPut, GraphRunUpdate, GraphThreadStart, NextEntry
+from tether.storage.rows import (
+    GraphCheckpointRow,
+    GraphEvent,
+    GraphPut,
+    GraphRunUpdate,
+    GraphThreadStart,
+    GraphWriteRow,
+    NextEntry,
+)
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -394,6 +402,29 @@ class SQLiteStorage:
             if self.step_faults is not None:
                 self.step_faults("before_commit", len(writes))
             return outcomes
+
+    def read_graph_checkpoint(
+        self, tenant_id: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    ) -> tuple[GraphCheckpointRow, list[GraphWriteRow]] | None:
+        """One statement, outside a transaction (see ``read_latest_graph_checkpoint``)."""
+        params = {"tenant_id": tenant_id, "thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        if checkpoint_id is None:
+            sql = self._queries["read_latest_graph_checkpoint"]
+        else:
+            sql = self._queries["read_graph_checkpoint"]
+            params["checkpoint_id"] = checkpoint_id
+        check_params(params)
+        conn = self._connection()
+        try:
+            rows = conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            self._fail(conn, exc)
+        finally:
+            self._release_connection()
+        if not rows:
+            return None
+        writes = graph_write_rows([row for row in rows if row["task_id"] is not None])
+        return checkpoint_row(rows[0]), writes
 
     def write_graph_step(self, tenant_id: str, items: Sequence[GraphPut]) -> None:
         self._graph_write(step_statements_txn, tenant_id, items=items)
