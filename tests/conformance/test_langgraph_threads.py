@@ -5,6 +5,9 @@ approval, compacted by retention), and a growing message list is stored as what 
 from __future__ import annotations
 
 import operator
+import threading
+import time
+import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Annotated, Any, TypedDict
@@ -19,7 +22,7 @@ from tether import FakeClock, Tether
 from tether.integrations.langgraph import TetherSaver, request_approval, resume_command
 from tether.principals import Principal
 from tether.runs import RunStatus
-from tether.storage.rows import GraphEvent, GraphRunUpdate
+from tether.storage.rows import AuditRow, GraphEvent, GraphRunUpdate, GraphThreadStart
 
 
 class Chat(TypedDict):
@@ -277,3 +280,46 @@ def test_a_checkpoint_read_as_its_thread_is_deleted_is_read_again(
     monkeypatch.setattr(app.storage, "read_graph_checkpoint", lambda *args: stale)
 
     assert saver.get_tuple(config("gone")) is None
+
+
+def test_two_processes_starting_one_thread_at_once_make_one_run(
+    app: Tether, backend: TestDatabase, clock: FakeClock
+) -> None:
+    """The second writer reads the thread only once it holds the tenant's audit head, so
+    it finds the first writer's thread and writes nothing, instead of failing on the
+    thread's key."""
+    acme = cast(app, "acme")
+    results: dict[str, tuple[object, str]] = {}
+    holding = threading.Event()
+
+    def start(name: str, opened: Tether, hold: bool) -> None:
+        run_id = str(uuid.uuid4())
+        begin = GraphThreadStart(
+            "t-race", run_id, "running", "acme-agent", clock.now(), "graph.thread_started"
+        )
+
+        def entry(seq: int, head: str) -> AuditRow:
+            if hold:  # keep the head locked while the other writer arrives
+                holding.set()
+                time.sleep(0.5)
+            return opened.audit.next_entry(
+                "acme", seq, head, actor_id="acme-agent", action="run.started", target=run_id
+            )
+
+        try:
+            results[name] = (opened.storage.write_graph_start("acme", begin, entry, []), run_id)
+        except Exception as exc:  # the assertion below shows it
+            results[name] = (repr(exc), run_id)
+
+    with Tether.open(backend.settings(embedder="none"), clock=clock) as other:
+        first = threading.Thread(target=start, args=("first", app, True))
+        first.start()
+        assert holding.wait(10)
+        second = threading.Thread(target=start, args=("second", other, False))
+        second.start()
+        first.join()
+        second.join()
+
+    assert [results["first"][0], results["second"][0]] == [True, False], results
+    assert [run.run_id for run in app.runs.all(acme["admin"])] == [results["first"][1]]
+    assert app.audit.verify("acme").ok

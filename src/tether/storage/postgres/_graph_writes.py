@@ -63,13 +63,15 @@ def graph_start(
     entry: NextEntry,
     items: Sequence[GraphPut],
 ) -> bool:
-    """A new thread's first write: the thread and the locked audit head read in a
+    """A new thread's first write: the audit head locked and the thread read in a
     transaction left open, then every statement and the commit (two round trips)."""
     ids = {"tenant_id": tenant_id, "thread_id": start.thread_id}
-    reads = [queries["get_graph_thread"], queries["lock_audit_head"]]
+    # The head is locked first: each statement reads its own snapshot, so a thread read
+    # after the lock sees a thread another writer committed while this one waited.
+    reads = [queries["lock_audit_head"], queries["get_graph_thread"]]
 
     def writes(found: list[Row | None]) -> Statements | None:
-        exists, head = found
+        head, exists = found
         if head is None:
             raise UnknownTenant(f"tenant {tenant_id!r} does not exist")
         if exists is not None:
