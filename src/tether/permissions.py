@@ -350,6 +350,7 @@ OPERATIONS: MappingProxyType[str, Permission] = MappingProxyType(
         "audit.subject_hash": _P.MAINTENANCE,
         "audit.record_txn": _P.MAINTENANCE,
         "audit.record_by_txn": _P.MAINTENANCE,
+        "audit.next_entry": _P.MAINTENANCE,
         "audit.seal_unkeyed_trails": _P.MAINTENANCE,
         # app.notes (operators' reasons, cited by digest)
         "notes.read": _P.AUDIT_READ,
