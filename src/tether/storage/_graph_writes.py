@@ -66,10 +66,11 @@ def start_statements_txn(
     items: Sequence[GraphPut],
 ) -> Statements | None:
     """In a write transaction: ``None`` if the thread exists, else the statements of
-    :meth:`tether.storage.base.Storage.write_graph_start` (the audit head locked here)."""
+    :meth:`tether.storage.base.Storage.write_graph_start`. The audit head is locked before
+    the thread is read, as every writer that starts a thread does, so they take turns."""
+    seq, head = txn.lock_audit_head(tenant_id)
     if txn.get_graph_thread(tenant_id, start.thread_id) is not None:
         return None
-    seq, head = txn.lock_audit_head(tenant_id)
     statements = graph_start_statements(queries, tenant_id, start, entry(seq, head), ts_in)
     return checked_statements(statements) + graph_statements(queries, tenant_id, items)
 

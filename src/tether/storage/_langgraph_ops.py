@@ -54,22 +54,16 @@ class LangGraphOps(QueryTransaction):
             updated_at=self._ts_out(row["updated_at"]),
         )
 
-    def insert_graph_thread(
-        self, tenant_id: str, thread_id: str, run_id: str, *, at: datetime
-    ) -> None:
-        self._fetch(
-            "insert_graph_thread",
-            {
-                "tenant_id": tenant_id,
-                "thread_id": thread_id,
-                "run_id": run_id,
-                "created_at": self._ts_in(at),
-            },
-        )
-
     def start_graph_thread(self, tenant_id: str, start: GraphThreadStart) -> bool:
         """Create a thread's run row, its thread row and the run's first event, unless the
-        thread exists (nothing written); whether it was created."""
+        thread exists (nothing written); whether it was created.
+
+        The tenant's audit head is locked before the thread is looked for, as by
+        :meth:`tether.storage.base.Storage.write_graph_start`: writers starting one thread
+        at once take turns, and the later one, whose statements each read what was
+        committed before them, finds the thread instead of failing on its key (or
+        deadlocking on the tenant row its run row refers to)."""
+        self.lock_audit_head(tenant_id)
         (_, run), *rest = thread_start_rows(tenant_id, start, self._ts_in)
         if not self._fetch("insert_graph_thread_run", run):
             return False

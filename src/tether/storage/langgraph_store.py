@@ -25,12 +25,11 @@ class LangGraphStore(Protocol):
     channel values and pending writes) and the items of LangGraph's key-value store."""
 
     def get_graph_thread(self, tenant_id: str, thread_id: str) -> GraphThreadRow | None: ...
-    def insert_graph_thread(
-        self, tenant_id: str, thread_id: str, run_id: str, *, at: datetime
-    ) -> None: ...
     def start_graph_thread(self, tenant_id: str, start: GraphThreadStart) -> bool:
         """Create the thread's run row, thread row and first event unless the thread
-        exists (then nothing is written); whether it was created."""
+        exists (then nothing is written); whether it was created. The tenant's audit head
+        is locked first, so writers starting one thread at once take turns and the later
+        one finds the thread."""
         ...
 
     def insert_graph_event(self, tenant_id: str, event: GraphEvent) -> None: ...
