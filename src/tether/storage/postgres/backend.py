@@ -17,7 +17,6 @@ import hashlib
 import hmac
 import itertools
 import math
-import re
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
@@ -70,6 +69,7 @@ from tether.storage.postgres._graph_writes import (
     graph_step,
 )
 from tether.storage.postgres._steps import StepFaults, commit_steps
+from tether.storage.postgres._vacuum import rewrite_until_clean
 from tether.storage.postgres.wakeups import PostgresWakeups
 from tether.storage.rows import (
     GraphCheckpointRow,
@@ -85,7 +85,6 @@ from tether.validation import check_params
 _PACKAGE = __package__ or "tether.storage.postgres"
 _T = TypeVar("_T")
 log = get_logger("tether.storage")
-_KEPT_DEAD = re.compile(r"(\d+) dead row versions cannot be removed yet")
 APP_ROLE = "tether_app"
 SYSTEM_ROLE = "tether_system"
 _MIGRATION_LOCK = 0x7E7E_0001
@@ -554,35 +553,9 @@ class PostgresStorage:
             "thread_summaries",
             "working_memory",
         )
-        deadline = time.monotonic() + 30.0
         try:
             with self._pool.connection() as conn:
-                kept: list[int] = []
-
-                def count_kept(notice: psycopg.errors.Diagnostic) -> None:
-                    found = _KEPT_DEAD.search(notice.message_detail or "")
-                    if found:
-                        kept.append(int(found.group(1)))
-
-                conn.add_notice_handler(count_kept)
-                try:
-                    while True:
-                        kept.clear()
-                        for table in tables:
-                            conn.execute(f"VACUUM (FULL, VERBOSE) {table}")
-                        if not any(kept):
-                            return
-                        # Another transaction can still see the erased rows, so VACUUM
-                        # had to copy them; wait for it to end and rewrite again.
-                        if time.monotonic() >= deadline:
-                            raise StorageUnavailable(
-                                "the erasure is committed, but a long-running transaction "
-                                "still sees the erased rows, so their bytes remain; end it "
-                                "and run the erasure again"
-                            )
-                        time.sleep(0.2)
-                finally:
-                    conn.remove_notice_handler(count_kept)
+                rewrite_until_clean(conn, tables)
         except pg_errors.InsufficientPrivilege as exc:
             raise PermissionDenied(
                 "the erasure is committed, but this login role may not VACUUM FULL the memory "
