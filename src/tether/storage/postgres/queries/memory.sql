@@ -44,7 +44,9 @@ LIMIT %(limit)s;
 -- idf as SQLite weighs it: a rare word outranks a common one. A lexeme's document
 -- frequency is an index-only count of its posting list in the scope (the rows the lookup
 -- reads anyway); the total of the query's posting lists stands in for the scope's size,
--- which counting would cost a pass over the whole scope per query. Only the best few
+-- which counting would cost a pass over the whole scope per query. Each posting list is
+-- read by its own index probe (OFFSET 0 keeps the planner from turning the probes into a
+-- join it may plan as a scan of the tenant's terms when it has no statistics). The best few
 -- memories are then read, by primary key; twice the limit leaves room for any the final
 -- match and scope re-check drop.
 WITH terms AS (
@@ -64,8 +66,11 @@ WITH terms AS (
            sum(t.weight * ln(1.0 + (postings.total - terms.df + 0.5) / (terms.df + 0.5)))
            AS score
     FROM terms CROSS JOIN postings
-    JOIN memory_terms t ON t.tenant_id = %(tenant_id)s AND t.scope_key = terms.scope_key
-                       AND t.term = terms.term
+    CROSS JOIN LATERAL (
+        SELECT memory_id, weight FROM memory_terms
+        WHERE tenant_id = %(tenant_id)s AND scope_key = terms.scope_key AND term = terms.term
+        OFFSET 0
+    ) AS t
     GROUP BY t.memory_id
     ORDER BY score DESC, t.memory_id
     LIMIT 2 * %(limit)s
