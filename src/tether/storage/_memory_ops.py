@@ -252,7 +252,8 @@ class MemoryOps(QueryTransaction):
     def search_memories_text(
         self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        """Best-ranked records of ``scopes`` holding any of the words (bm25 / ``ts_rank``)."""
+        """Best-ranked records of ``scopes`` holding any of the words, rarer words weighing
+        more (bm25)."""
         rows = self._text_rows(tenant_id, [[w] for w in words], scopes, limit, ranked=True)
         return [(self._memory(row), float(row["lexical_score"])) for row in rows]
 

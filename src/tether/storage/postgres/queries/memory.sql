@@ -38,20 +38,44 @@ LIMIT %(limit)s;
 
 -- name: search_memories_text
 -- Candidates come from memory_terms by text equality (under row-level security the GIN
--- index on tsv is never used: @@ is not leakproof). Their summed term weights order them
--- as ts_rank would (memory 0004), so only the best few are read, by primary key, and
--- ranked; twice the limit leaves room for rounding between the two. The context's
--- lexemes (weight C) count half the text's (weight D), as on SQLite.
-WITH hits AS (
-    SELECT t.memory_id, sum(t.weight) AS weight FROM memory_terms t
-    WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = ANY(%(scopes)s::text[])
-      AND t.term = ANY(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+-- index on tsv is never used: @@ is not leakproof). Each matched lexeme counts its weight
+-- in the memory (ts_rank's share, memory 0004; the context's lexemes, weight C, count half
+-- the text's, as on SQLite) times its inverse document frequency in its scope, bm25's
+-- idf as SQLite weighs it: a rare word outranks a common one. A lexeme's document
+-- frequency is an index-only count of its posting list in the scope (the rows the lookup
+-- reads anyway); the total of the query's posting lists stands in for the scope's size,
+-- which counting would cost a pass over the whole scope per query. Each posting list is
+-- read by its own index probe (OFFSET 0 keeps the planner from turning the probes into a
+-- join it may plan as a scan of the tenant's terms when it has no statistics). The best few
+-- memories are then read, by primary key; twice the limit leaves room for any the final
+-- match and scope re-check drop.
+WITH terms AS (
+    SELECT key.scope_key, word.term, counted.df
+    FROM unnest(%(scopes)s::text[]) AS key (scope_key)
+    CROSS JOIN unnest(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+        AS word (term)
+    CROSS JOIN LATERAL (
+        SELECT count(*)::double precision AS df FROM memory_terms t
+        WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = key.scope_key AND t.term = word.term
+    ) AS counted
+    WHERE counted.df > 0
+), postings AS (
+    SELECT sum(df) AS total FROM terms
+), hits AS (
+    SELECT t.memory_id,
+           sum(t.weight * ln(1.0 + (postings.total - terms.df + 0.5) / (terms.df + 0.5)))
+           AS score
+    FROM terms CROSS JOIN postings
+    CROSS JOIN LATERAL (
+        SELECT memory_id, weight FROM memory_terms
+        WHERE tenant_id = %(tenant_id)s AND scope_key = terms.scope_key AND term = terms.term
+        OFFSET 0
+    ) AS t
     GROUP BY t.memory_id
-    ORDER BY weight DESC, t.memory_id
+    ORDER BY score DESC, t.memory_id
     LIMIT 2 * %(limit)s
 )
-SELECT m.*, ts_rank('{0.1, 0.05, 0.4, 1.0}', m.tsv, to_tsquery('english', %(match)s))
-       AS lexical_score
+SELECT m.*, hits.score AS lexical_score
 FROM hits
 CROSS JOIN LATERAL (
     SELECT * FROM memories
