@@ -4,4 +4,4 @@
 -- Every query on a tenant's data filters on tenant_id; row-level security checks it again.
 
 -- name: lock_audit_head
-SELECT audit_seq, audit_head FROM tenants WHERE tenant_id = %(tenant_id)s FOR UPDATE;
+SELECT audit_seq, audit_head FROM tenants WHERE tenant_id = %(tenant_id)s FOR NO KEY UPDATE;
