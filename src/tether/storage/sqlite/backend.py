@@ -69,6 +69,7 @@ from tether.storage.rows import (
     NextEntry,
 )
 from tether.storage.sqlite.wakeups import SQLiteWakeups
+from tether.storage.sqlite.writers import writer_lock
 from tether.validation import check_params
 
 _PACKAGE = __package__ or "tether.storage.sqlite"
@@ -201,6 +202,8 @@ class SQLiteStorage:
                 )
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._writers = writer_lock(self.path)
+        self._busy_seconds = settings.sqlite_busy_timeout_ms / 1000
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
@@ -530,11 +533,12 @@ class _Transaction:
     error; a driver error is rolled back and translated (:meth:`SQLiteStorage._fail`),
     any other rolled back and left to propagate."""
 
-    __slots__ = ("_conn", "_storage", "_write")
+    __slots__ = ("_conn", "_storage", "_turn", "_write")
 
     def __init__(self, storage: SQLiteStorage, write: bool) -> None:
         self._storage = storage
         self._write = write
+        self._turn: threading.Lock | None = None
 
     def __enter__(self) -> SQLiteTransaction:
         storage = self._storage
@@ -543,14 +547,34 @@ class _Transaction:
             raise StorageError(
                 "a transaction is already open on this thread; finish it before opening another"
             )
+        if self._write:
+            self._take_turn()
         try:
             conn.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
         except sqlite3.Error as exc:
             try:
                 storage._fail(conn, exc)
             finally:
+                self._end_turn()
                 storage._release_connection()
         return SQLiteTransaction(conn, storage._queries)
+
+    def _take_turn(self) -> None:
+        """Wait for this process's writer before this one on the file (see
+        :mod:`tether.storage.sqlite.writers`), as long as ``busy_timeout`` allows."""
+        storage = self._storage
+        if not storage._writers.acquire(timeout=storage._busy_seconds):
+            storage._release_connection()
+            raise StorageUnavailable(
+                f"the SQLite database {storage.path} stayed locked by another writer of this "
+                "process past busy_timeout; retry, or raise TETHER_SQLITE_BUSY_TIMEOUT_MS"
+            )
+        self._turn = storage._writers
+
+    def _end_turn(self) -> None:
+        turn, self._turn = self._turn, None
+        if turn is not None:
+            turn.release()
 
     def __exit__(
         self,
@@ -570,4 +594,5 @@ class _Transaction:
             else:
                 storage._roll_back(conn)
         finally:
+            self._end_turn()
             storage._release_connection()
