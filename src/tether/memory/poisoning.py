@@ -52,6 +52,7 @@ from typing import Any
 
 from tether.memory.authority import frames
 from tether.memory.injection import looks_like_instruction, normalise
+from tether.memory.poisoning_rules import rules
 
 MODEL_FILE = "poisoning_model.json"
 UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
@@ -356,12 +357,14 @@ class Assessment:
     embedding: float | None
     pattern: str | None
     frames: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
 
     @property
     def privilege(self) -> bool:
         """Whether the text speaks of someone's authority (roles, permissions, rights)."""
         named = "privilege" in self.categories or "role" in self.categories
-        return named or "claim" in self.frames or "grant" in self.frames
+        inferred = "inferred_capability" in self.rules
+        return named or inferred or "claim" in self.frames or "grant" in self.frames
 
 
 def categories(plain: str) -> tuple[str, ...]:
@@ -504,4 +507,7 @@ def assess(
     excused = framed.restricted and _STEERING.isdisjoint(found)
     if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
         signals = []
-    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired)
+    ruled = rules(text, source).fired
+    if ruled:
+        signals.append("rule")
+    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired, ruled)
