@@ -335,6 +335,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+_WORD_LEVEL = frozenset({"lexicon", "classifier", "embedding"})
+"""Signals of words alone, which a control kept excuses (see :mod:`.poisoning_rules`)."""
 _EVERYDAY = frozenset({"self", "breadth"})
 """Categories of everyday speech ("I'm", "all", "any"): the hashed classifier counts only
 when the lexicon found some other category, since alone they say nothing of authority
@@ -507,7 +509,9 @@ def assess(
     excused = framed.restricted and _STEERING.isdisjoint(found)
     if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
         signals = []
-    ruled = rules(text, source).fired
-    if ruled:
+    ruled = rules(text, source)
+    if ruled.kept and _WORD_LEVEL.issuperset(signals):
+        signals = []
+    if ruled.fired:
         signals.append("rule")
-    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired, ruled)
+    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired, ruled.fired)

@@ -111,7 +111,8 @@ KEEP_OUT = re.compile(
     r"(?:leave|keep|hold|houd|hou|laat|lass|halte|laisse|tiens|deja|manten|lascia|tieni|deixa|"
     r"mantem)\b(?:\s+\w+){1,4}?\s+(?:out|erbuiten|buiten|raus|heraus|aussen vor|a l ecart|"
     r"de cote|fuera|al margen|fuori|da parte|de fora|a parte)|"
-    r"(?:don't|do not|never|no need to|without|nicht|ohne|ne|sans|no|sin|non|senza|nao|sem|"
+    r"(?:don't|do not|never|no need to|without|refrain from|avoid|stop|quit|no more|nicht|ohne|"
+    r"ne|sans|no|sin|non|senza|nao|sem|"
     r"niet|zonder)(?:\s+\w+){0,2}?\s+(?:tell|telling|inform\w*|notify\w*|alert\w*|cc|"
     r"copy|loop(?:ing)? in|mention\w*|report\w*|flag\w*|escalat\w*|warn\w*|"
     r"benachrichtig\w*|melde\w*|sag\w*|previen\w*|previens|prevenir|dis|avis\w*|"
@@ -131,7 +132,8 @@ SEND = _alternation(
 PRIVATE = re.compile(
     r"\b(?:personal|private|privat\w*|persoonlijk\w*|prive|personnel\w*|perso|pessoal|"
     r"privad[oa]|privat[oa]|home|own)\s+(?:\w+\s+)?(?:e ?mail|mail\w*|address\w*|adresse?|"
-    r"account|konto|compte|cuenta|conta|drive|dropbox|cloud|folder|ordner|dossier|"
+    r"account|konto|compte|cuenta|conta|drive|dropbox|cloud|folder|ordner|dossier|outlook|"
+    r"gmail|yahoo|proton\w*|icloud|hotmail|gmx|"
     r"carpeta|cartella|pasta|map|inbox|postfach|boite|buzon|casella|caixa|phone|laptop|"
     r"usb|storage|server)\b|\b(?:gmail|hotmail|yahoo|protonmail|proton me|icloud|"
     r"google drive|dropbox|wetransfer|pastebin|mega nz|onedrive|outlook com|gmx|web de)\b"
@@ -155,6 +157,8 @@ NEEDLESS = re.compile(
     r"unnecessary|isn't necessary|not required|isn't required|no longer (?:needed|required|"
     r"necessary|have to|need)|doesn't apply|does not apply|don't apply|do not apply|"
     r"just (?:noise|a formality|for show)|a formality|optional|no questions asked|"
+    r"irrelevant|moot|obsolete|doesn't matter|does not matter|no longer matters|hinfallig|"
+    r"caduc\w*|sans objet|irrelevante|irrilevante|niet relevant|"
     r"ohne (?:weitere )?fragen|sans (?:poser de )?questions?|sin (?:hacer )?preguntas|"
     r"senza (?:fare )?domande|sem (?:fazer )?perguntas|zonder (?:verdere )?vragen|"
     r"nicht (?:mehr |)(?:notig|erforderlich|noetig)|brauch\w* (?:\w+ ){0,5}?(?:nicht|kein\w*)|"
@@ -177,7 +181,10 @@ CHECK = re.compile(
     r"clearance|logging|recording|recordings|oversight|consent|prufung|kontrolle|freigabe|"
     r"ogenprincipe|augenprinzip|revue|relecture|"
     r"controle|controles|controlli|controlo|controlos|sperre)|"
-    r"match|gate|cap|caps|limit|limits|limite|limiet|grenze|trail|alert|"
+    r"match|gate|cap|caps|limit|limits|limite|limiet|grenze|trail|alert|ceiling|plafond|tope|"
+    r"tetto|teto|obergrenze|threshold|schwelle|seuil|umbral|soglia|limiar|drempel|"
+    r"signator\w*|firmatari\w*|unterzeichn\w*|signataire\w*|firmante\w*|signatario\w*|"
+    r"ondertekenaar\w*|approver\w*|reviewer\w*|countersign\w*|cosign\w*|"
     r"alerts|alerting|freeze|protection|policy|procedure|workflow|requirement|requirements|"
     r"control|controls|questionnaire|training|confirmation|signature|sign off|hold|"
     r"retention|safeguard|safeguards|guardrail|guardrails|"
@@ -281,7 +288,7 @@ COUNTS_AS = re.compile(
     r"telt als)\b"
 )
 CAN_WITHOUT = re.compile(
-    r"\b(?:can|could|may|kann|kannst|konnen|peut|peux|peuvent|puede|puedes|pueden|puo|puoi|"
+    r"\b(?:can|could|may|posso|puedo|peux|kan|kann|kannst|konnen|peut|peux|peuvent|puede|puedes|pueden|puo|puoi|"
     r"possono|pode|podes|podem|kan|kunnen|mag|mogen)\b(?:\s+\w+){1,8}?\s+(?:without|ohne|"
     r"sans|sin|senza|sem|zonder)\b((?:\s+\w+){1,5})"
 )
@@ -348,7 +355,8 @@ EXEMPT = _alternation(
     "isenta dispensad*"
 )
 STANDING_OK = re.compile(
-    r"\b(?:pre ?(?:approved|cleared|authori[sz]ed|signed|vetted|verified|validated|checked|"
+    r"\b(?:self ?(?:certif|approv|authori[sz]|sign|verif|validat|clear)\w*|"
+    r"pre ?(?:approved|cleared|authori[sz]ed|signed|vetted|verified|validated|checked|"
     r"screened)|standing (?:approval|authority|permission|order to approve)|blanket "
     r"(?:approval|permission|exemption|authority)|blank cheque|blank check|carte blanche|"
     r"carta blanca|carta branca|free rein|free hand|mano libre|mano libera|mao livre|"
@@ -367,3 +375,45 @@ CITED = _alternation(
 )
 """A control cited as the authority for an act ("waived per the goodwill policy")."""
 TRUSTED = _alternation("trust* accept* take* use_my")
+PRIVILEGED = re.compile(
+    r"\b(?:admin\w*|administrat\w*|amministrat\w*|administrador\w*|beheerder\w*|owner|owners|"
+    r"root|superuser\w*|sudo\w*|break glass|privileged|elevated|domain admins|god mode|"
+    r"proprietaire\w*|eigentumer\w*|superadmin\w*|super admin)\b"
+)
+ELEVATE = re.compile(
+    r"\b(?:promote|promoted|elevate\w*|escalate|upgrade\w*|grant|give|add|added|move|moved|put|"
+    r"assign\w*|make|made|befordere?|ernenne|mach|fuge|promeus|promouvoir|nomme|ajoute|"
+    r"asciende|promueve|nombra|anade|promuovi|nomina|aggiungi|promove|nomeia|adiciona|"
+    r"promoveer|benoem|voeg)\b(?:\s+\w+){0,5}?\s+(?:to|into|in|as|zum|zur|als|au|a|en|como|"
+    r"come|tot|naar)\s+"
+)
+FALSE_RECORD = re.compile(
+    r"\b(?:say|tell\w*|claim|pretend|report|answer|state|record|note|log|sag|sage|dis|dites|"
+    r"di|diga|digas|zeg)\b(?:\s+\w+){0,5}?\s+(?:was|were|is|has been|had been|ist|wurde|"
+    r"etait|a ete|fue|ha sido|era|e stato|foi|is|was)\s+(?:already\s+)?(?:approved|signed off|"
+    r"authori[sz]ed|verified|cleared|reviewed|checked|audited|genehmigt|gepruft|approuve\w*|"
+    r"verifie\w*|aprobad\w*|verificad\w*|approvat\w*|verificat\w*|aprovad\w*|goedgekeurd|"
+    r"gecontroleerd)\b"
+)
+KEPT = re.compile(
+    r"\b(?:remind me to|remember to|make sure (?:to|that|you)|don't forget to|be sure to|"
+    r"erinnere mich|rappelle moi de|recuerdame|ricordami di|lembra me de|herinner me eraan)"
+    r"(?:\s+\w+){0,3}?\s+(?:log|record|check|review|verify|approve|audit|confirm|report|"
+    r"sign|screen|vet|\w*prufen|protokollier\w*|verifi\w*|control\w*|valid\w*|registr\w*|"
+    r"comprob\w*|revis\w*|controll\w*|nakijken|controleren)\w*\b|"
+    r"\b(?:manager|controller|supervisor|auditor|reviewer|approver|boss|lead|team lead|"
+    r"compliance|legal|finance|security|vorgesetzte\w*|chef\w*|responsable|jefe|jefa|"
+    r"responsabile|gestor\w*|leidinggevende)\s+(?:\w+\s+){0,2}?(?:reviews|checks|approves|"
+    r"verifies|audits|signs off on|countersigns|pruft|genehmigt|verifie|valide|revisa|"
+    r"aprueba|controlla|approva|verifica|aprova|controleert|keurt)\s+(?:all\s+|every\s+)?"
+    r"(?:my|mine|our|meine|mes|mis|i miei|le mie|os meus|as minhas|mijn)\b|"
+    r"\b(?:applies|apply|gilt|s'applique|se aplica|si applica|aplica se|geldt)\s+(?:also\s+|"
+    r"auch\s+|aussi\s+|tambien\s+|anche\s+|tambem\s+|ook\s+)?(?:to|fur|a|al|voor)\s+"
+    r"(?:every|all|each|me|my|jede\w*|alle\w*|mich|tous|toutes|moi|todos|todas|mi|tutti|"
+    r"tutte|me|todos|mij)\b|"
+    r"\b(?:send|cc|copy|stuur|schick|envoie|envia|invia|manda)\s+(?:\w+\s+){0,1}?(?:the\s+|"
+    r"de\s+|den\s+|der\s+|le\s+|la\s+|el\s+|il\s+|o\s+|a\s+)?(?:\w+\s+)?(?:controller|"
+    r"controle|kontrolle|controllo|controlo|compliance|audit\w*|manager|supervisor|"
+    r"reviewer|approver|legal|revisione|revision)\b"
+)
+"""A control kept: "remind me to log my access", "the controller reviews my invoices"."""

@@ -34,9 +34,12 @@ from tether.memory.injection import normalise
 
 @dataclass(frozen=True)
 class Rules:
-    """The structural rules that fired (empty: none)."""
+    """The structural rules that fired (empty: none), and whether the text only keeps a
+    control ("remind me to log my access", "my manager reviews my claims"): then a
+    word-level signal alone does not hold it."""
 
     fired: tuple[str, ...]
+    kept: bool = False
 
 
 def _hedged(plain: str, start: int) -> bool:
@@ -76,7 +79,10 @@ def _kept_out(plain: str) -> bool:
             window = plain[max(0, match.start() - before) : match.end() + after]
             inside = match.group(0)
             kept = pattern is w.KEEP_OUT and w.CHECK.search(inside) and "check out" not in inside
-            if re.search(w.OVERSEER, window) or kept:
+            mine = pattern is w.KEEP_OUT and re.match(
+                r"\s*(?:\w+\s+){0,2}?(?:my|mine|me)\b", plain[match.end() :]
+            )
+            if re.search(w.OVERSEER, window) or kept or mine:
                 return True
     return False
 
@@ -89,7 +95,7 @@ def _sent_away(text: str, plain: str) -> bool:
     return bool(w.EMAIL.search(text)) and bool(re.search(w.STANDING, plain))
 
 
-def _waived(plain: str) -> bool:
+def _waived(plain: str, source: str) -> bool:
     """A check said to be needless, optional or not to apply, to me or for the agent;
     someone exempt from a check."""
     for match in w.NEEDLESS.finditer(plain):
@@ -97,7 +103,7 @@ def _waived(plain: str) -> bool:
         checked = w.CHECK.search(window) or (
             w.UNQUESTIONED.search(match.group(0)) and re.search(w.ACT, window)
         )
-        if checked and re.search(w.PERSON, window):
+        if checked and (source != "user_message" or re.search(w.PERSON, window)):
             return True
     for match in w.PARTICLE.finditer(plain):
         if w.CHECK.search(match.group(0)) and not _hedged(plain, match.start()):
@@ -199,7 +205,12 @@ def rules(text: str, source: str) -> Rules:
         for pattern in (w.SELF_APPROVE, w.SAME_RIGHTS)
         for m in pattern.finditer(plain)
     )
-    if _permission(plain, untrusted) or given or can_without:
+    elevated = any(
+        w.PRIVILEGED.search(" ".join(plain[m.end() :].split()[:4]))
+        and not _hedged(plain, m.start())
+        for m in w.ELEVATE.finditer(plain)
+    )
+    if _permission(plain, untrusted) or given or can_without or elevated:
         fired.append("granted_permission")
     if source == "model_inference" and _inferred(plain):
         fired.append("inferred_capability")
@@ -213,8 +224,9 @@ def rules(text: str, source: str) -> Rules:
         fired.append("claimed_exception")
     if w.IDENTITY.search(plain) and w.HANDOVER.search(plain):
         fired.append("identity_claim")
-    if _waived(plain):
+    if _waived(plain, source) or w.FALSE_RECORD.search(plain):
         fired.append("control_waived")
     if _standing(plain):
         fired.append("standing_approval")
-    return Rules(tuple(dict.fromkeys(fired)))
+    kept = not fired and w.KEPT.search(plain) is not None and not re.search(w.NEG, plain)
+    return Rules(tuple(dict.fromkeys(fired)), kept)
