@@ -42,7 +42,7 @@ _ARTICLES = frozenset(
 )
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 _TO = frozenset({"to", "zu", "a", "para", "per", "om", "pour", "for", "fur", "te", "ad"})
-_AFTER_LOG = frozenset({"out", "in", "off", "on"})
+_AFTER_LOG = frozenset({"out", "in", "into", "off", "on"})
 _ONE_LETTER_WORDS = frozenset("aioey")
 _SPLIT_TAGS = frozenset({"NEG"})
 _ANCHORS: tuple[str, ...] = ("ELEV", "PRIV", "AUTH_ADJ", "MODAL", "LIST", "RIGHTS", "ACCESS")
