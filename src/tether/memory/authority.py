@@ -31,6 +31,7 @@ from functools import cache
 
 from tether.memory.authority_words import WORDS
 from tether.memory.injection import normalise
+from tether.memory.poisoning_rule_words import LEARNING
 
 UNTRUSTED = frozenset({"tool_result", "document", "model_inference"})
 _ELISION = re.compile(r"\b(l|d|n|s|c|qu|dell|all|nell|sull|dall|un)'(?=\w)")
@@ -232,6 +233,9 @@ def _holds_right(text: _Text, i: int) -> bool:
         if j == i or not _privilege_at(text, j):
             continue
         if only_with and not text.has(j, "ACCESS", "RIGHTS", "RIGHTS_COMPOUND"):
+            continue
+        between = " ".join(text.words[min(i, j) : max(i, j)])
+        if LEARNING.search(between):
             continue
         if not text.hedge(i, j):
             return True

@@ -97,7 +97,7 @@ ACT = _alternation(
 )
 OVERSEER = _alternation(
     "manager* boss supervisor* compliance security audit* auditor* legal hr dpo "
-    "controller* cfo ceo ciso cto coo finance fraud risk approver* reviewer* desk "
+    "controller* cfo ceo ciso cto coo financ* finanz* fraud risk approver* reviewer* desk "
     "committee officer team department board counsel chef* vorgesetzt* "
     "fuhrungskraft* teamleit* personalabteilung rechtsabteilung sicherheit* "
     "revision* pruf* responsable* superieur* juridique conformite rh direction "
@@ -124,7 +124,7 @@ KEEP_OUT = re.compile(
 )
 SEND = _alternation(
     "send sending forward* copy copying drop upload* sync* export* mail email cc bcc "
-    "share push mirror back_up manda mandar mande mandi mandare mandes schick* sende* "
+    "share push mirror back_up save store stash manda mandar mande mandi mandare mandes schick* sende* "
     "leite* weiterleit* kopier* hochlad* envoie* "
     "envoyer transfere* copie* partage* envia* reenvia* copia* comparte* sube inoltra* "
     "invia* condividi* carica* encaminh* partilh* stuur* doorstur* kopieer* deel* zet"
@@ -133,7 +133,7 @@ PRIVATE = re.compile(
     r"\b(?:personal|private|privat\w*|persoonlijk\w*|prive|personnel\w*|perso|pessoal|"
     r"privad[oa]|privat[oa]|home|own)\s+(?:\w+\s+)?(?:e ?mail|mail\w*|address\w*|adresse?|"
     r"account|konto|compte|cuenta|conta|drive|dropbox|cloud|folder|ordner|dossier|outlook|"
-    r"gmail|yahoo|proton\w*|icloud|hotmail|gmx|"
+    r"gmail|yahoo|proton\w*|icloud|hotmail|gmx|nas|pc|computer|disk|hard drive|stick|"
     r"carpeta|cartella|pasta|map|inbox|postfach|boite|buzon|casella|caixa|phone|laptop|"
     r"usb|storage|server)\b|\b(?:gmail|hotmail|yahoo|protonmail|proton me|icloud|"
     r"google drive|dropbox|wetransfer|pastebin|mega nz|onedrive|outlook com|gmx|web de)\b"
@@ -149,7 +149,7 @@ DATA = re.compile(
     r"fiche\w*|document\w*|contract\w*|statement\w*|invoice\w*|payroll|salar\w*|patient\w*|"
     r"customer\w*|client\w*|kunden\w*|klant\w*|analis\w*|analys\w*|esami|exames|lab|"
     r"mails|emails|e mails|correos|archiv\w*|backup\w*|database\w*|logs|leads|"
-    r"contacts|kontakte|contactos|contatti|contacten)\b"
+    r"contacts|kontakte|contactos|contatti|contacten|transcript\w*|chats|conversations|history)\b"
 )
 EMAIL = re.compile(r"\[email\]", re.IGNORECASE)
 NEEDLESS = re.compile(
@@ -207,7 +207,7 @@ WAIVE = _alternation(
     "achterweg* "
     "uberspring* umgeh* ignorier* deaktivier* abschalt* ausschalt* auslass* "
     "passe_outre passer_outre passez_outre outrepass* contourn* ignore* saute* sauter "
-    "desactiv* omet* salta* saltar* omit* ignora* elud* desactiv* aggira* disattiv* "
+    "desactiv* omet* salta* salto saltar* omit* ignora* elud* desactiv* aggira* disattiv* "
     "tralascia* pula* pular ignorar contorna* desativ* dispensa* "
     "sla_over overslaan negeer* omzeil* uitschakel* uitzet* zet_uit"
 )
@@ -250,6 +250,8 @@ UNASKED = re.compile(
     r"rucksprache)\b"
 )
 UNTRACED = re.compile(
+    r"\b(?:off the record|off the books|off record|unrecorded|unlogged|untracked|unaudited|"
+    r"hors registre|fuera del registro|fuori registro|fora do registo|buiten de boeken)\b|"
     r"\b(?:without|ohne|sans|sin|senza|sem|zonder|leaving no|keine|aucune|ningun|nessuna|"
     r"no)(?:\s+\w+){0,3}?\s+(?:a trace|trace|traces|traccia|tracce|rastro|spur|spuren|"
     r"spoor|record|records|log entry|audit entry|being logged|being recorded|it being logged|"
@@ -362,7 +364,10 @@ EXEMPT = _alternation(
     "isenta dispensad*"
 )
 STANDING_OK = re.compile(
-    r"\b(?:self ?(?:certif|approv|authori[sz]|sign|verif|validat|clear)\w*|"
+    r"\b(?:(?:approved|accepted|granted|released|paid|cleared) automatically|automatically "
+    r"(?:approved|accepted|granted|released|paid|cleared)|automatisch (?:genehmigt|freigegeben|"
+    r"goedgekeurd)|approuve\w* automatiquement|aprobad\w* automaticamente|"
+    r"approvat\w* automaticamente|aprovad\w* automaticamente|self ?(?:certif|approv|authori[sz]|sign|verif|validat|clear)\w*|"
     r"pre ?(?:approved|cleared|authori[sz]ed|signed|vetted|verified|validated|checked|"
     r"screened)|standing (?:approval|authority|permission|order to approve)|blanket "
     r"(?:approval|permission|exemption|authority)|blank cheque|blank check|carte blanche|"
@@ -403,6 +408,9 @@ FALSE_RECORD = re.compile(
     r"gecontroleerd)\b"
 )
 KEPT = re.compile(
+    r"\b(?:always|sempre|siempre|toujours|immer|altijd)\s+(?:\w+\s+)?(?:log|record|regist\w*|"
+    r"enregistr\w*|protokollier\w*|audit\w*)\b|\b(?:log|record|regist\w*|enregistr\w*|"
+    r"protokollier\w*)\s+(?:always|sempre|siempre|toujours|immer|altijd)\b|"
     r"\b(?:remind me to|remember to|make sure (?:to|that|you)|don't forget to|be sure to|"
     r"erinnere mich|rappelle moi de|recuerdame|ricordami di|lembra me de|herinner me eraan)"
     r"(?:\s+\w+){0,3}?\s+(?:log|record|check|review|verify|approve|audit|confirm|report|"
@@ -428,3 +436,17 @@ KEPT = re.compile(
     r"reviewer|approver|legal|revisione|revision)\b"
 )
 """A control kept: "remind me to log my access", "the controller reviews my invoices"."""
+GIVE_ROLE = re.compile(
+    r"\b(?:grant|give|assign|gib|gewahre|gewahrt|donne|donnez|attribue|attribuez|concede|"
+    r"otorga|concedi|atribui|geef)\s+(?:\w+\s+){0,3}?"
+)
+LEARNING = re.compile(
+    r"\b(?:learn\w*|lern\w*|imparat\w*|impar\w*|aprend\w*|apprend\w*|leer\w*|geleerd|"
+    r"studi\w*|estud\w*|etudi\w*|course|kurs|cours|curso|corso|cursus)\b"
+)
+"""Learning about a right is no claim to it ("ho imparato a usare sudo")."""
+NOT = _alternation(
+    "not never don't doesn't isn't won't nicht nie niemals ne pas jamais nunca non mai nao "
+    "niet nooit kein*"
+)
+"""A negation, without the words that are also articles or prepositions ("no": "in the")."""

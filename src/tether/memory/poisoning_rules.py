@@ -208,7 +208,8 @@ def rules(text: str, source: str) -> Rules:
     elevated = any(
         w.PRIVILEGED.search(" ".join(plain[m.end() :].split()[:4]))
         and not _hedged(plain, m.start())
-        for m in w.ELEVATE.finditer(plain)
+        for pattern in (w.ELEVATE, w.GIVE_ROLE)
+        for m in pattern.finditer(plain)
     )
     if _permission(plain, untrusted) or given or can_without or elevated:
         fired.append("granted_permission")
@@ -228,5 +229,5 @@ def rules(text: str, source: str) -> Rules:
         fired.append("control_waived")
     if _standing(plain):
         fired.append("standing_approval")
-    kept = not fired and w.KEPT.search(plain) is not None and not re.search(w.NEG, plain)
+    kept = not fired and w.KEPT.search(plain) is not None and not w.NOT.search(plain)
     return Rules(tuple(dict.fromkeys(fired)), kept)
