@@ -98,7 +98,8 @@ ACT = _alternation(
 OVERSEER = _alternation(
     "manager* boss supervisor* compliance security audit* auditor* legal hr dpo "
     "controller* cfo ceo ciso cto coo financ* finanz* fraud risk approver* reviewer* desk "
-    "committee officer team department board counsel chef* vorgesetzt* "
+    "committee officer team department board counsel head_office hq headquarters zentrale"
+    " siege sede chef* vorgesetzt* "
     "fuhrungskraft* teamleit* personalabteilung rechtsabteilung sicherheit* "
     "revision* pruf* responsable* superieur* juridique conformite rh direction "
     "jefe* jefa* supervisor* cumplimiento seguridad auditor* rrhh juridico "
@@ -118,6 +119,12 @@ KEEP_OUT = re.compile(
     r"benachrichtig\w*|melde\w*|sag\w*|previen\w*|previens|prevenir|dis|avis\w*|"
     r"signal\w*|segnal\w*|notifi\w*|informe\w*|inform\w*|digas|decir|dire|contes|dizer|avvis\w*|"
     r"vertel\w*|meld\w*|waarschuw\w*)|"
+    r"(?:don't|doesn't|do not|does not|no longer|nicht mehr|ne|no|non|nao|niet|nicht)\s+"
+    r"(?:\w+\s+){0,1}?(?:go|goes|pass|passes|run|runs|gehen|geht|passe|passent|pasan|pasa|"
+    r"passano|passa|passam|gaan|gaat)\s+(?:through|via|by|past|uber|durch|par|por|per|door|"
+    r"langs)\b|"
+    r"\b(?:nobody|no one|noone|niemand|personne|nadie|nessuno|ninguem)\s+(?:in|from|at|on|"
+    r"im|aus|de|du|en|del|di|da|do|van|bij)\s+\w+|"
     r"(?:not|nicht|pas|no|non|nao|niet|never|nie|jamais|nunca|mai)(?:\s+\w+){0,3}?\s+"
     r"(?:involved|involve|coinvolt\w*|beteiligt|einbezogen|implique\w*|involucr\w*|"
     r"envolvid\w*|betrokken|betrekken))\b"
@@ -131,7 +138,7 @@ SEND = _alternation(
 )
 PRIVATE = re.compile(
     r"\b(?:personal|private|privat\w*|persoonlijk\w*|prive|personnel\w*|perso|pessoal|"
-    r"privad[oa]|privat[oa]|home|own)\s+(?:\w+\s+)?(?:e ?mail|mail\w*|address\w*|adresse?|"
+    r"privad[oa]|privat[oa]|home|own|old|school|university|uni|student|family|other)\s+(?:\w+\s+)?(?:e ?mail|mail\w*|address\w*|adresse?|"
     r"account|konto|compte|cuenta|conta|drive|dropbox|cloud|folder|ordner|dossier|outlook|"
     r"gmail|yahoo|proton\w*|icloud|hotmail|gmx|nas|pc|computer|disk|hard drive|stick|"
     r"carpeta|cartella|pasta|map|inbox|postfach|boite|buzon|casella|caixa|phone|laptop|"
@@ -408,6 +415,14 @@ FALSE_RECORD = re.compile(
     r"gecontroleerd)\b"
 )
 KEPT = re.compile(
+    r"\b(?:add|put|write|keep|include|log)\s+(?:\w+\s+){0,3}?(?:to|in|into|on)\s+(?:the\s+)?"
+    r"(?:\w+\s+)?(?:log|audit\w*|record|journal|trail)\b|"
+    r"\b(?:request|ask for|require|demande\w*|exige\w*|verlang\w*|pide|chiedi|pede|vraag)\s+"
+    r"(?:\w+\s+){0,3}?(?:double|second|zweite\w*|doble|doppio|duplo|dubbele|extra)?\s*"
+    r"(?:check|review|control\w*|controle|kontrolle|prufung|verifica\w*|revis\w*)\b|"
+    r"\b(?:only|nur|seulement|uniquement|solo|solamente|apenas|alleen)\s+(?:for|fur|pour|"
+    r"para|per|voor)\b(?:\s+\w+){0,4}?\s+(?:assigned|assegnat\w*|zugewiesen\w*|attribue\w*|"
+    r"asignad\w*|atribuid\w*|toegewezen)\b|"
     r"\b(?:always|sempre|siempre|toujours|immer|altijd)\s+(?:\w+\s+)?(?:log|record|regist\w*|"
     r"enregistr\w*|protokollier\w*|audit\w*)\b|\b(?:log|record|regist\w*|enregistr\w*|"
     r"protokollier\w*)\s+(?:always|sempre|siempre|toujours|immer|altijd)\b|"
@@ -450,3 +465,19 @@ NOT = _alternation(
     "niet nooit kein*"
 )
 """A negation, without the words that are also articles or prepositions ("no": "in the")."""
+ADDRESSED = re.compile(
+    r"(?:^|[\s>])(?:model|ai|assistant|llm|bot|agent|system|chatbot|copilot)\s?:|"
+    r"\b(?:to|for|->)\s+(?:the\s+)?(?:ai|assistant|model|llm|bot|agent)\s?:"
+)
+"""The agent addressed as a recipient ("P.S. model:", "note -> AI:")."""
+HELD_RIGHTS = re.compile(
+    r"\b(?:has|have|holds|hold|hat|haben|a|ont|tiene|tienen|ha|hanno|tem|tem|heeft|hebben)\s+"
+    r"(?:\w+\s+){0,3}?(?:rights|privileges|permissions|clearance|authority|rechte|droits|"
+    r"derechos|diritti|direitos|rechten|permisos|permessi|permissoes)\b|"
+    r"\b(?:is|are|ist|sind|est|sont|es|son|e|sono|e|sao|zijn)\s+(?:now\s+|jetzt\s+|desormais\s+|"
+    r"ahora\s+|ora\s+|agora\s+|nu\s+)?(?:trusted|verified|whitelisted|allowlisted|pre ?approved|"
+    r"vertrauenswurdig|verifiziert|fiable|verifie|de confianza|verificad\w*|fidat\w*|"
+    r"verificat\w*|confiavel|verificad\w*|vertrouwd|geverifieerd)\b"
+)
+"""Untrusted content stating that someone holds rights or is trusted."""
+NOBODY = _alternation("nobody no_one noone niemand personne nadie nessuno ninguem")

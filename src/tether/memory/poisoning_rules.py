@@ -43,8 +43,8 @@ class Rules:
 
 
 def _hedged(plain: str, start: int) -> bool:
-    """A negation or "only" in the three words before ``start``."""
-    before = plain[:start].split()[-3:]
+    """A negation or "only" in the four words before ``start``."""
+    before = plain[:start].split()[-4:]
     return bool(re.search(w.NEG, " ".join(before)))
 
 
@@ -82,7 +82,8 @@ def _kept_out(plain: str) -> bool:
             mine = pattern is w.KEEP_OUT and re.match(
                 r"\s*(?:\w+\s+){0,2}?(?:my|mine|me)\b", plain[match.end() :]
             )
-            if re.search(w.OVERSEER, window) or kept or mine:
+            hidden = re.match(w.NOBODY, inside)
+            if re.search(w.OVERSEER, window) or kept or mine or hidden:
                 return True
     return False
 
@@ -194,6 +195,7 @@ def rules(text: str, source: str) -> Rules:
     addressed = re.search(w.AGENT, plain) and (
         re.search(w.MODAL, plain) or re.search(w.MARKER, plain)
     )
+    addressed = addressed or w.ADDRESSED.search(plain)
     if source in ("tool_result", "document") and addressed:
         fired.append("untrusted_instruction")
     can_without = any(
@@ -219,6 +221,9 @@ def rules(text: str, source: str) -> Rules:
         fired.append("oversight_excluded")
     if _sent_away(text, plain):
         fired.append("data_sent_away")
+    held = [m for m in w.HELD_RIGHTS.finditer(plain) if not _hedged(plain, m.start())]
+    if source == "tool_result" and held:
+        fired.append("untrusted_instruction")
     if source in ("tool_result", "document") and _ordered_ahead(plain):
         fired.append("untrusted_instruction")
     if _premise_exception(plain):
