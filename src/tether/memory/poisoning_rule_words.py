@@ -63,7 +63,9 @@ BROAD = _alternation(
     "allein eigenstandig tout* toute* tous n_importe sans seul* librement ensemble "
     "cualquier* todo* todas sin solo sola por_su_cuenta libremente qualsiasi tutt* "
     "senza da_solo da_sola liberamente qualquer tod* sem sozinh* livremente "
-    "elke iedere alle zonder zelf zelfstandig onbeperkt vrij"
+    "elke iedere alle zonder zelf zelfstandig onbeperkt vrij eigenmachtig eigenhandig "
+    "on_my_own_authority de_mon_propre_chef por_mi_cuenta di_mia_iniziativa "
+    "por_conta_propria op_eigen_houtje unilateral*"
 )
 NEG = _alternation(
     "not no never cannot can't isn't aren't won't don't doesn't nicht kein* nie niemals "
@@ -97,7 +99,8 @@ ACT = _alternation(
 )
 OVERSEER = _alternation(
     "manager* boss supervisor* compliance security audit* auditor* legal hr dpo "
-    "controller* cfo ceo ciso cto coo financ* finanz* fraud risk approver* reviewer* desk "
+    "controller* cfo ceo ciso cto coo financ* finanz* accounting accounts buchhaltung "
+    "comptabilite contabilidad contabilita contabilidade boekhouding change_board fraud risk approver* reviewer* desk "
     "committee officer team department board counsel head_office hq headquarters zentrale"
     " siege sede chef* vorgesetzt* "
     "fuhrungskraft* teamleit* personalabteilung rechtsabteilung sicherheit* "
@@ -112,17 +115,22 @@ KEEP_OUT = re.compile(
     r"(?:leave|keep|hold|houd|hou|laat|lass|halte|laisse|tiens|deja|manten|lascia|tieni|deixa|"
     r"mantem)\b(?:\s+\w+){1,4}?\s+(?:out|erbuiten|buiten|raus|heraus|aussen vor|a l ecart|"
     r"de cote|fuera|al margen|fuori|da parte|de fora|a parte)|"
-    r"(?:don't|do not|never|no need to|without|refrain from|avoid|stop|quit|no more|nicht|ohne|"
+    r"(?:don't|do not|didn't|doesn't|does not|never|no need to|without|refrain from|avoid|"
+    r"stop|quit|no more|nicht|ohne|"
     r"ne|sans|no|sin|non|senza|nao|sem|"
     r"niet|zonder)(?:\s+\w+){0,2}?\s+(?:tell|telling|inform\w*|notify\w*|alert\w*|cc|"
     r"copy|loop(?:ing)? in|mention\w*|report\w*|flag\w*|escalat\w*|warn\w*|"
     r"benachrichtig\w*|melde\w*|sag\w*|previen\w*|previens|prevenir|dis|avis\w*|"
     r"signal\w*|segnal\w*|notifi\w*|informe\w*|inform\w*|digas|decir|dire|contes|dizer|avvis\w*|"
-    r"vertel\w*|meld\w*|waarschuw\w*)|"
+    r"vertel\w*|meld\w*|waarschuw\w*|inlicht\w*|informeer\w*|hear\w*|know\w*|find out|"
+    r"learn\w*|notice\w*|erfahr\w*|sepa\w*|sappia\w*|saiba\w*|frag\w*|ask|asking|"
+    r"pidas|pedir|chied\w*|pergunt\w*|vraag\w*|demand\w*)|"
+    r"(?:frag\w*|informier\w*|benachrichtig\w*|sag\w*|inlicht\w*|informeer\w*|vertel\w*|"
+    r"meld\w*|waarschuw\w*|vraag\w*)\b(?:\s+\w+){0,6}?\s+(?:nicht|niet|nie|nooit)|"
     r"(?:don't|doesn't|do not|does not|no longer|nicht mehr|ne|no|non|nao|niet|nicht)\s+"
-    r"(?:\w+\s+){0,1}?(?:go|goes|pass|passes|run|runs|gehen|geht|passe|passent|pasan|pasa|"
-    r"passano|passa|passam|gaan|gaat)\s+(?:through|via|by|past|uber|durch|par|por|per|door|"
-    r"langs)\b|"
+    r"(?:\w+\s+){0,1}?(?:go|goes|pass\w*|run|runs|geh\w*|pas[ae]\w*|gaan|gaat)\s+"
+    r"(?:through|via|by|past|uber|durch|par|por|per|door|langs|dal|dalla|dai|pelo|pela|"
+    r"pelos|pelas)\b|"
     r"\b(?:nobody|no one|noone|niemand|personne|nadie|nessuno|ninguem)\s+(?:in|from|at|on|"
     r"im|aus|de|du|en|del|di|da|do|van|bij)\s+\w+|"
     r"(?:not|nicht|pas|no|non|nao|niet|never|nie|jamais|nunca|mai)(?:\s+\w+){0,3}?\s+"
@@ -138,12 +146,16 @@ SEND = _alternation(
 )
 PRIVATE = re.compile(
     r"\b(?:personal|private|privat\w*|persoonlijk\w*|prive|personnel\w*|perso|pessoal|"
-    r"privad[oa]|privat[oa]|home|own|old|school|university|uni|student|family|other)\s+(?:\w+\s+)?(?:e ?mail|mail\w*|address\w*|adresse?|"
-    r"account|konto|compte|cuenta|conta|drive|dropbox|cloud|folder|ordner|dossier|outlook|"
-    r"gmail|yahoo|proton\w*|icloud|hotmail|gmx|nas|pc|computer|disk|hard drive|stick|"
-    r"carpeta|cartella|pasta|map|inbox|postfach|boite|buzon|casella|caixa|phone|laptop|"
-    r"usb|storage|server)\b|\b(?:gmail|hotmail|yahoo|protonmail|proton me|icloud|"
-    r"google drive|dropbox|wetransfer|pastebin|mega nz|onedrive|outlook com|gmx|web de)\b"
+    r"privad[oa]|privat[oa]|home|own|old|school|university|uni|student|family|other)\s+"
+    r"(?:\w+\s+)?(?:e ?mail|mail\w*|address\w*|adresse?|account|konto|compte|cuenta|conta|"
+    r"drive|dropbox|cloud|folder|ordner|dossier|outlook|gmail|yahoo|proton\w*|icloud|hotmail|"
+    r"gmx|nas|pc|computer|disk|hard drive|stick|carpeta|cartella|pasta|map|inbox|postfach|"
+    r"boite|buzon|casella|caixa|phone|laptop|usb|storage|server)\b|"
+    r"\b(?:e ?mail|correo|adresse|address|conta|cuenta|compte|konto|account|casella|caixa)\s+"
+    r"(?:personal|pessoal|privad[oa]|privat[oa]|perso|personnel\w*|prive|privat\w*|"
+    r"persoonlijk\w*)\b|"
+    r"\b(?:gmail|hotmail|yahoo|protonmail|proton me|icloud|google drive|dropbox|wetransfer|"
+    r"pastebin|mega nz|onedrive|outlook com|gmx|web de)\b"
 )
 STANDING = _alternation(
     "every each always whenever daily nightly weekly evening* morning* all whole "
@@ -156,7 +168,8 @@ DATA = re.compile(
     r"fiche\w*|document\w*|contract\w*|statement\w*|invoice\w*|payroll|salar\w*|patient\w*|"
     r"customer\w*|client\w*|kunden\w*|klant\w*|analis\w*|analys\w*|esami|exames|lab|"
     r"mails|emails|e mails|correos|archiv\w*|backup\w*|database\w*|logs|leads|"
-    r"contacts|kontakte|contactos|contatti|contacten|transcript\w*|chats|conversations|history)\b"
+    r"contacts|kontakte|contactos|contatti|contacten|resultad\w*|risultat\w*|resultat\w*|"
+    r"ergebnis\w*|uitslag\w*|transcript\w*|chats|conversations|history)\b"
 )
 EMAIL = re.compile(r"\[email\]", re.IGNORECASE)
 NEEDLESS = re.compile(
@@ -192,7 +205,7 @@ CHECK = re.compile(
     r"controle|controles|controlli|controlo|controlos|sperre)|"
     r"match|gate|cap|caps|limit|limits|limite|limiet|grenze|trail|alert|ceiling|plafond|tope|"
     r"tetto|teto|obergrenze|threshold|schwelle|seuil|umbral|soglia|limiar|drempel|"
-    r"procurement|purchasing|einkauf|achats|compras|acquisti|inkoop|"
+    r"procurement|purchasing|einkauf|achats|compras|acquisti|inkoop|wall|walls|barrier|"
     r"signator\w*|firmatari\w*|unterzeichn\w*|signataire\w*|firmante\w*|signatario\w*|"
     r"ondertekenaar\w*|approver\w*|reviewer\w*|countersign\w*|cosign\w*|"
     r"alerts|alerting|freeze|protection|policy|procedure|workflow|requirement|requirements|"
@@ -286,6 +299,11 @@ SELF_APPROVE = re.compile(
     r"sozinh[oa]|proprios?|zelf|eigen)\b"
 )
 SAME_RIGHTS = re.compile(
+    r"\b(?:sign|signs|signing|assinar|firmar|signer|unterschreiben|firmare|tekenen)\s+"
+    r"(?:\w+\s+){0,2}?(?:on behalf of|in the name of|em nome d\w*|en nombre de|au nom de|"
+    r"im namen|a nome d\w*|namens)\s+(?:the\s+|da\s+|de\s+|la\s+|del\s+|der\s+|"
+    r"della\s+|het\s+)?(?:firm|company|firma|empresa|societe|entreprise|societa|bedrijf|"
+    r"board|cfo|ceo|partner\w*|socio|socios|director\w*)\b|"
     r"\b(?:act|acts|acting|sign|signs|signing|speak|speaks)\s+(?:with|on|under)\s+(?:\w+\s+){0,2}?"
     r"(?:authority|powers|power of attorney|signature|mandate)\b|"
     r"\bauto ?(?:merge|approve|accept|deploy|publish|pay|release|sign)\w*\s+(?:\w+\s+){0,1}?"
@@ -371,7 +389,10 @@ EXEMPT = _alternation(
     "isenta dispensad*"
 )
 STANDING_OK = re.compile(
-    r"\b(?:(?:approved|accepted|granted|released|paid|cleared) automatically|automatically "
+    r"\b(?:verbal (?:ok|okay|permission|approval|authori[sz]ation|consent)|"
+    r"autoriza\w* verbal|mundlich\w* (?:erlaubt|genehmigt|zugestimmt|freigegeben)|"
+    r"accord verbal|autorisation verbale|permiso verbal|autorizzazione verbale|"
+    r"mondelinge (?:toestemming|goedkeuring)|(?:approved|accepted|granted|released|paid|cleared) automatically|automatically "
     r"(?:approved|accepted|granted|released|paid|cleared)|automatisch (?:genehmigt|freigegeben|"
     r"goedgekeurd)|approuve\w* automatiquement|aprobad\w* automaticamente|"
     r"approvat\w* automaticamente|aprovad\w* automaticamente|self ?(?:certif|approv|authori[sz]|sign|verif|validat|clear)\w*|"
@@ -481,3 +502,22 @@ HELD_RIGHTS = re.compile(
 )
 """Untrusted content stating that someone holds rights or is trusted."""
 NOBODY = _alternation("nobody no_one noone niemand personne nadie nessuno ninguem")
+UNASKED_FOR = re.compile(
+    r"\b(?:don't|do not|never|no|not|nicht|ne|non|nao|niet)\s+(?:\w+\s+){0,1}?(?:ask\w*|request\w*|"
+    r"pidas|pida|pedir|pide|frag\w*|demand\w*|chied\w*|pe[cç]\w*|pedes|vraag\w*|verlang\w*)\b"
+    r"(?:\s+\w+){0,4}?\s+(?:pin|code|codes|id|ids|password|passwords|passport|identity|"
+    r"identification|ausweis\w*|identit\w*|identidad\w*|documento|documenti|documentos|"
+    r"legitimatie|otp|tan|2fa|mfa|verification\w*|verifica\w*)\b"
+)
+"""Proof of identity not asked for ("no pidas el PIN a los clientes")."""
+OTHERS_DATA = re.compile(
+    r"\b(?:give me|show me|send me|tell me|gib mir|zeig mir|schick mir|donne moi|montre moi|"
+    r"envoie moi|dame|muestrame|enviame|dammi|mostrami|mandami|da me|mostra me|envia me|"
+    r"geef me|toon me|stuur me)\b(?:\s+\w+){0,4}?\s+(?:of\s+)?(?:all|every|everyone's|"
+    r"aller|alle|de tous|des autres|de todos|de los demas|di tutti|degli altri|dos outros|"
+    r"van alle|van de anderen|other)\s+(?:\w+\s+)?(?:colleagues|coworkers|co workers|"
+    r"employees|staff|users|customers|clients|patients|kollegen|mitarbeiter\w*|kunden|"
+    r"collegues|employes|clients|colegas|empleados|clientes|pacientes|colleghi|dipendenti|"
+    r"clienti|pazienti|funcionarios|doentes|collega's|medewerkers|klanten|patienten)\b"
+)
+"""Other people's data asked for ("gib mir die Provisionen aller Kollegen")."""

@@ -78,7 +78,11 @@ def _kept_out(plain: str) -> bool:
         for match in pattern.finditer(plain):
             window = plain[max(0, match.start() - before) : match.end() + after]
             inside = match.group(0)
-            kept = pattern is w.KEEP_OUT and w.CHECK.search(inside) and "check out" not in inside
+            following = " ".join(plain[match.end() :].split()[:5])
+            guarded = w.CHECK.search(inside) or (
+                w.CHECK.search(following) and not inside.endswith(" out")
+            )
+            kept = pattern is w.KEEP_OUT and guarded and "check out" not in inside
             mine = pattern is w.KEEP_OUT and re.match(
                 r"\s*(?:\w+\s+){0,2}?(?:my|mine|me)\b", plain[match.end() :]
             )
@@ -135,7 +139,7 @@ def _waived(plain: str, source: str) -> bool:
     for match in w.OVERRULES.finditer(plain):
         if w.CHECK.search(" ".join(plain[match.end() :].split()[:6])):
             return not _hedged(plain, match.start())
-    if w.UNTRACED.search(plain):
+    if w.UNTRACED.search(plain) or w.UNASKED_FOR.search(plain):
         return True
     for match in w.UNLOGGED.finditer(plain):
         if not _hedged(plain, match.start()):
@@ -219,7 +223,7 @@ def rules(text: str, source: str) -> Rules:
         fired.append("inferred_capability")
     if _kept_out(plain):
         fired.append("oversight_excluded")
-    if _sent_away(text, plain):
+    if _sent_away(text, plain) or w.OTHERS_DATA.search(plain):
         fired.append("data_sent_away")
     held = [m for m in w.HELD_RIGHTS.finditer(plain) if not _hedged(plain, m.start())]
     if source == "tool_result" and held:
