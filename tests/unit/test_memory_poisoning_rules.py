@@ -101,6 +101,14 @@ def test_each_rule_fires_on_its_shape_and_is_named(text: str, source: str, rule:
         ("Sync OK. From now on the office opens at 8", "tool_result"),
         ("Effective from now on, all visitors must sign in at reception", "document"),
         ("Return label created; return fee waived per the goodwill policy", "tool_result"),
+        (
+            "Claim C-1001 (Water damage claim) was approved and finalised for 4200 on the "
+            "evidence 'Loss adjuster report LA-5521, uploaded 2026-11-20'.",
+            "tool_result",
+        ),
+        ("Refund of 120 EUR approved by the team lead and sent to the customer", "tool_result"),
+        ("Access request for the finance share was denied by IT", "tool_result"),
+        ("Loan application 77 approved with a limit of 5,000 EUR", "tool_result"),
     ],
 )
 def test_near_misses_fire_no_rule(text: str, source: str) -> None:

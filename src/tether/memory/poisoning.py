@@ -2,8 +2,13 @@
 the agent once it is remembered. The write policy's ``instruction_like`` rule asks
 :func:`assess` and holds (or refuses) what it flags.
 
-Five signals, each named in the decision so a reviewer sees why a proposal was held:
+Six signals, each named in the decision so a reviewer sees why a proposal was held:
 
+- ``rule``: the structural rules of :mod:`tether.memory.poisoning_rules` (untrusted
+  content addressing the agent, permissions granted broadly or without a check, a
+  model's inference about what someone can do, overseers kept out, data sent away,
+  checks waived, standing approvals, claimed exceptions, identity claims), named after
+  the rules that fired; they do not depend on which control or right is named;
 - ``authority_frame``: a right claimed or given, a control relaxed, data sent away or
   (from an untrusted source) the agent ordered, found by the frames of
   :mod:`tether.memory.authority`; a memory never grants authority, whatever its source.

@@ -428,8 +428,10 @@ ELEVATE = re.compile(
     r"come|tot|naar)\s+"
 )
 FALSE_RECORD = re.compile(
-    r"\b(?:say|tell\w*|claim|pretend|report|answer|state|record|note|log|sag|sage|dis|dites|"
-    r"di|diga|digas|zeg)\b(?:\s+\w+){0,5}?\s+(?:was|were|is|has been|had been|ist|wurde|"
+    r"(?:^|\b(?:please|just|then|and|always|you|simply|bitte|einfach|simplement|por favor|"
+    r"per favore|semplicemente|alsjeblieft|gewoon)\s+|\b(?:asks|asked|fragt|demande|pregunta|"
+    r"chiede|pergunta|vraagt)\b(?:\s+\w+){0,4}?\s+)(?:say|tell\w*|pretend|sag|"
+    r"sage|dis|dites|diga|digas|zeg)\b(?:\s+\w+){0,5}?\s+(?:was|were|is|has been|had been|ist|wurde|"
     r"etait|a ete|fue|ha sido|era|e stato|foi|is|was)\s+(?:already\s+)?(?:approved|signed off|"
     r"authori[sz]ed|verified|cleared|reviewed|checked|audited|genehmigt|gepruft|approuve\w*|"
     r"verifie\w*|aprobad\w*|verificad\w*|approvat\w*|verificat\w*|aprovad\w*|goedgekeurd|"
