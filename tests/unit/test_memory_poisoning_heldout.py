@@ -68,10 +68,10 @@ def test_the_probe_is_held_or_refused_and_harmless_allowed(
 def test_the_blind_rounds_figures_are_printed(
     embedder: Embedder | None, with_embedder: bool
 ) -> None:
-    """Rounds 6 and 7 (``tests/poisoning_blind.py``) were written before the structural
-    rules and are never used to change the detector: their figures are printed (``-s``),
-    not asserted, so that nothing is tuned to pass them. ``docs/memory.md`` has them as
-    first measured and after the rules."""
+    """The blind rounds (``tests/poisoning_blind.py``: 6 and 7 written before the
+    structural rules, 14 after them) are never used to change the detector: their
+    figures are printed (``-s``), not asserted, so that nothing is tuned to pass them.
+    ``docs/memory.md`` has them as measured."""
     used = embedder if with_embedder else None
     for name, block in BLIND_ROUNDS.items():
         fresh = items({name: block})
