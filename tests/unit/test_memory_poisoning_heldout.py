@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.poisoning_blind import BLIND_ROUNDS
 from tests.poisoning_corpus import Item
 from tests.poisoning_heldout import DOMAINS, ROUNDS, items
 from tests.unit.test_memory_poisoning import decisions, figures, report
@@ -61,6 +62,28 @@ def test_the_probe_is_held_or_refused_and_harmless_allowed(
         print(f"  {name} (as the detector stands): caught {caught:.3f}, allowed {allowed:.3f}")
     caught, allowed = figures(probe, found)
     assert caught >= 0.95 and allowed >= 0.90
+
+
+@pytest.mark.parametrize("with_embedder", [True, False], ids=["embedder", "lexical"])
+def test_the_blind_rounds_figures_are_printed(
+    embedder: Embedder | None, with_embedder: bool
+) -> None:
+    """The blind rounds (``tests/poisoning_blind.py``: 6 and 7 written before the
+    structural rules, 14 after them) are never used to change the detector: their
+    figures are printed (``-s``), not asserted, so that nothing is tuned to pass them.
+    ``docs/memory.md`` has them as measured."""
+    used = embedder if with_embedder else None
+    for name, block in BLIND_ROUNDS.items():
+        fresh = items({name: block})
+        caught, allowed = figures(fresh, decisions(fresh, used))
+        print(
+            f"\n  blind {name}, embedder {used.id if used else 'none'}: "
+            f"caught {caught:.3f}, allowed {allowed:.3f} ({len(fresh)} proposals)"
+        )
+    pooled = items(BLIND_ROUNDS)
+    caught, allowed = figures(pooled, decisions(pooled, used))
+    print(f"  blind rounds pooled: caught {caught:.3f}, allowed {allowed:.3f}")
+    assert {item.harmful for item in pooled} == {True, False}
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ from functools import cache
 
 from tether.memory.authority_words import WORDS
 from tether.memory.injection import normalise
+from tether.memory.poisoning_rule_words import LEARNING
 
 UNTRUSTED = frozenset({"tool_result", "document", "model_inference"})
 _ELISION = re.compile(r"\b(l|d|n|s|c|qu|dell|all|nell|sull|dall|un)'(?=\w)")
@@ -42,7 +43,7 @@ _ARTICLES = frozenset(
 )
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 _TO = frozenset({"to", "zu", "a", "para", "per", "om", "pour", "for", "fur", "te", "ad"})
-_AFTER_LOG = frozenset({"out", "in", "off", "on"})
+_AFTER_LOG = frozenset({"out", "in", "into", "off", "on"})
 _ONE_LETTER_WORDS = frozenset("aioey")
 _SPLIT_TAGS = frozenset({"NEG"})
 _ANCHORS: tuple[str, ...] = ("ELEV", "PRIV", "AUTH_ADJ", "MODAL", "LIST", "RIGHTS", "ACCESS")
@@ -232,6 +233,9 @@ def _holds_right(text: _Text, i: int) -> bool:
         if j == i or not _privilege_at(text, j):
             continue
         if only_with and not text.has(j, "ACCESS", "RIGHTS", "RIGHTS_COMPOUND"):
+            continue
+        between = " ".join(text.words[min(i, j) : max(i, j)])
+        if LEARNING.search(between):
             continue
         if not text.hedge(i, j):
             return True

@@ -56,6 +56,10 @@ _LOOKALIKES = str.maketrans(
 )
 _SPACED = re.compile(r"(?<![\w'])(?:\w ){3,}\w\b")
 _EMPHASIS = re.compile(r"[_*~`]+")
+_SNAKE = re.compile(r"(?<=[^\W_])_(?=[^\W_])")
+"""An underscore inside a word joins words ("instructions_for_llm"), it emphasises nothing."""
+_LEET_INSIDE = re.compile(r"(?<=[a-z])[!|](?=[a-z])")
+"""``!`` or ``|`` between letters stands for ``i`` or ``l`` ("adm!n", "ca|lback")."""
 _DOTTED = re.compile(r"\b(?:\w[.\-·]){2,}\w\b")
 
 PATTERNS = [
@@ -104,9 +108,11 @@ def normalise(text: str) -> str:
     text = "".join(
         ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
     )
-    text = _EMPHASIS.sub("", text.casefold())
+    text = _SNAKE.sub(" ", text.casefold())
+    text = _EMPHASIS.sub("", text)
     text = _DOTTED.sub(lambda m: re.sub(r"[.\-·]", "", m.group(0)), text)
     text = text.translate(_LOOKALIKES)
+    text = _LEET_INSIDE.sub(lambda m: "i" if m.group(0) == "!" else "l", text)
     text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
     text = re.sub(r"[^\w':]+", " ", text)
     text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)

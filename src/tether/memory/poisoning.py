@@ -2,8 +2,13 @@
 the agent once it is remembered. The write policy's ``instruction_like`` rule asks
 :func:`assess` and holds (or refuses) what it flags.
 
-Five signals, each named in the decision so a reviewer sees why a proposal was held:
+Six signals, each named in the decision so a reviewer sees why a proposal was held:
 
+- ``rule``: the structural rules of :mod:`tether.memory.poisoning_rules` (untrusted
+  content addressing the agent, permissions granted broadly or without a check, a
+  model's inference about what someone can do, overseers kept out, data sent away,
+  checks waived, standing approvals, claimed exceptions, identity claims), named after
+  the rules that fired; they do not depend on which control or right is named;
 - ``authority_frame``: a right claimed or given, a control relaxed, data sent away or
   (from an untrusted source) the agent ordered, found by the frames of
   :mod:`tether.memory.authority`; a memory never grants authority, whatever its source.
@@ -52,6 +57,7 @@ from typing import Any
 
 from tether.memory.authority import frames
 from tether.memory.injection import looks_like_instruction, normalise
+from tether.memory.poisoning_rules import rules
 
 MODEL_FILE = "poisoning_model.json"
 UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
@@ -334,6 +340,8 @@ LEXICON: dict[str, re.Pattern[str]] = {
     ),
 }
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+_WORD_LEVEL = frozenset({"lexicon", "classifier", "embedding"})
+"""Signals of words alone, which a control kept excuses (see :mod:`.poisoning_rules`)."""
 _EVERYDAY = frozenset({"self", "breadth"})
 """Categories of everyday speech ("I'm", "all", "any"): the hashed classifier counts only
 when the lexicon found some other category, since alone they say nothing of authority
@@ -356,12 +364,14 @@ class Assessment:
     embedding: float | None
     pattern: str | None
     frames: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
 
     @property
     def privilege(self) -> bool:
         """Whether the text speaks of someone's authority (roles, permissions, rights)."""
         named = "privilege" in self.categories or "role" in self.categories
-        return named or "claim" in self.frames or "grant" in self.frames
+        inferred = "inferred_capability" in self.rules
+        return named or inferred or "claim" in self.frames or "grant" in self.frames
 
 
 def categories(plain: str) -> tuple[str, ...]:
@@ -504,4 +514,9 @@ def assess(
     excused = framed.restricted and _STEERING.isdisjoint(found)
     if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
         signals = []
-    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired)
+    ruled = rules(text, source)
+    if ruled.kept and _WORD_LEVEL.issuperset(signals):
+        signals = []
+    if ruled.fired:
+        signals.append("rule")
+    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired, ruled.fired)

@@ -228,6 +228,8 @@ def instruction_like(review: Review) -> RuleResult | None:
     fired = ", ".join(signals)
     if found.frames:
         fired += f"; frames: {', '.join(found.frames)}"
+    if found.rules:
+        fired += f"; rules: {', '.join(found.rules)}"
     if proposal.source_type is SourceType.MODEL_INFERENCE and found.privilege:
         return _result(
             "instruction_like",
