@@ -4,12 +4,14 @@ worker thread (while the full-text query runs) ranks exactly as the inline one."
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
 
 from tests.support import TestDatabase
 from tether import FakeClock, Tether
+from tether.errors import StorageUnavailable
 from tether.memory import vectors
 from tether.memory.embeddings import HashingEmbedder
 from tether.memory.models import MemoryKind, MemoryProposal, Scope, SourceType
@@ -221,3 +223,78 @@ def test_a_full_text_candidate_outside_the_vector_pool_is_weighed_by_its_cosine(
     for hit in result.hits:
         if hit.why.get("constraint") is None:
             assert "cosine" in hit.why
+
+
+def test_a_flush_that_fails_keeps_its_rows_for_the_next(
+    app: Tether, backend: TestDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A storage fault during a flush loses no log row and no access count: they wait in
+    the buffer, and the next flush writes them."""
+    alice = app.tenants.principal("acme", "alice")
+    result = app.memory.recall(alice, "claimant bicycle", SCOPES)
+    assert result.hits
+    real = app.storage.transaction
+
+    def failing(*args: object, **kwargs: object) -> object:
+        raise StorageUnavailable("the database went away")
+
+    monkeypatch.setattr(app.storage, "transaction", failing)
+    with pytest.raises(StorageUnavailable):
+        app.memory.flush_access()
+    monkeypatch.setattr(app.storage, "transaction", real)
+    assert logged(backend) == []
+    app.memory.flush_access()
+    assert [recall_id for recall_id, _ in logged(backend)] == [result.recall_id]
+    counts = access_counts(backend)
+    assert all(counts[hit.record.memory_id] == 1 for hit in result.hits)
+
+
+def test_flushes_of_two_processes_at_once_count_every_hit(backend: TestDatabase) -> None:
+    """Two applications on one database recall the same memories in different orders and
+    flush at once, over and over: every flush commits (access counts are written in
+    memory id order, so two flushes lock the rows they share in one order; in the order
+    of the hits, PostgreSQL aborted one as a deadlock) and every hit is counted."""
+    rounds, queries = 30, ["claimant bicycle kitchen", "kitchen plumber claimant"]
+    with Tether.open(backend.settings(), embedder=HashingEmbedder()) as first:
+        first.tenants.create("acme", admin="alice")
+        alice = first.tenants.principal("acme", "alice")
+        first.memory.propose_many(
+            alice,
+            [
+                MemoryProposal(
+                    text=text, scope=Scope.CASE, scope_id="C-1", source_type=SourceType.HUMAN
+                )
+                for text in TEXTS
+            ],
+        )
+        with Tether.open(backend.settings(), embedder=HashingEmbedder()) as second:
+            apps = [first, second]
+            for app in apps:
+                app.memory.log_every = 1_000_000
+                app.memory.flush_every = 1_000_000
+            ready = threading.Barrier(2)
+            errors: list[BaseException] = []
+            returned: list[int] = []
+
+            def recall_and_flush(app: Tether, query: str) -> None:
+                for _ in range(rounds):
+                    hits = app.memory.recall(alice, query, [(Scope.CASE, "C-1")], limit=5).hits
+                    returned.append(len(hits))
+                    ready.wait()
+                    try:
+                        app.memory.flush_access()
+                    except Exception as exc:
+                        errors.append(exc)
+
+            threads = [
+                threading.Thread(target=recall_and_flush, args=(app, query))
+                for app, query in zip(apps, queries, strict=True)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+            for app in apps:
+                app.memory.flush_access()
+    assert errors == []
+    assert sum(access_counts(backend).values()) == sum(returned) > 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -26,6 +25,7 @@ from tether.ids import IdSource
 from tether.memory.access import ABOVE_CLEARANCE, SCOPE_NOT_ALLOWED, Reader, reader
 from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.policy import policy_txn
+from tether.memory.recall_log import RecallLog
 from tether.memory.text import scope_key, scope_keys_by_owner, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.memory.when import TimeWindow, asks_when, query_window, time_evidence
@@ -139,11 +139,7 @@ class Recall:
         self._clock = clock
         self._ids = ids
         self._vectors = vectors
-        self._lock = threading.Lock()
-        self._access: Counter[tuple[str, str]] = Counter()
-        self._recall_log: list[MemoryRecallRow] = []
-        self.flush_every = 200
-        self.log_every = 20
+        self.log = RecallLog(storage, clock)
 
     def recall(
         self,
@@ -282,7 +278,7 @@ class Recall:
             elif record.memory_id not in found.candidates:
                 filtered[reason] += 1
         recall_id = str(self._ids.new_id())
-        self._log(
+        self.log.add(
             {
                 "tenant_id": tenant,
                 "recall_id": recall_id,
@@ -336,41 +332,9 @@ class Recall:
             found.constraints.extend(txn.list_active_constraints(owner, scopes=owned))
         return found
 
-    def _log(self, row: MemoryRecallRow, hits: list[tuple[str, str]]) -> None:
-        """Buffer the recall's log row and its access counts; write both once
-        ``log_every`` recalls or ``flush_every`` hits are waiting (see :meth:`flush`)."""
-        with self._lock:
-            self._recall_log.append(row)
-            for tenant, memory_id in hits:
-                self._access[(tenant, memory_id)] += 1
-            due = (
-                len(self._recall_log) >= self.log_every
-                or sum(self._access.values()) >= self.flush_every
-            )
-        if due:
-            self.flush()
-
     def flush(self) -> None:
-        """Write the buffered recall log rows and access counts, one transaction per tenant.
-
-        Recall buffers both and calls this every ``log_every`` (20) recalls or
-        ``flush_every`` (200) hits, so a process that stops without calling it loses at
-        most that many log rows and counts. Call it before closing the application.
-        """
-        with self._lock:
-            pending, self._access = self._access, Counter()
-            logged, self._recall_log = self._recall_log, []
-        by_tenant: dict[str, tuple[list[MemoryRecallRow], dict[str, int]]] = {}
-        for row in logged:
-            by_tenant.setdefault(row["tenant_id"], ([], {}))[0].append(row)
-        for (tenant, memory_id), hits in pending.items():
-            by_tenant.setdefault(tenant, ([], {}))[1][memory_id] = hits
-        now = self._clock.now()
-        for tenant, (rows, counts) in by_tenant.items():
-            with self._storage.transaction(tenant) as txn:
-                txn.insert_memory_recalls(rows)
-                if counts:
-                    txn.bump_memory_access(tenant, counts, now)
+        """Write the buffered recall log rows and access counts (see :class:`RecallLog`)."""
+        self.log.flush()
 
 
 def _min_max(scores: dict[str, float]) -> dict[str, float]:

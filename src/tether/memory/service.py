@@ -528,19 +528,19 @@ class Memory:
 
     @property
     def log_every(self) -> int:
-        return self._recall.log_every
+        return self._recall.log.log_every
 
     @log_every.setter
     def log_every(self, value: int) -> None:
-        self._recall.log_every = value
+        self._recall.log.log_every = value
 
     @property
     def flush_every(self) -> int:
-        return self._recall.flush_every
+        return self._recall.log.flush_every
 
     @flush_every.setter
     def flush_every(self, value: int) -> None:
-        self._recall.flush_every = value
+        self._recall.log.flush_every = value
 
     # -- helpers -------------------------------------------------------------------------
 
