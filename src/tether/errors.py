@@ -75,6 +75,11 @@ class Conflict(TetherError):
     exit_code = 5
 
 
+class ConcurrentChange(Conflict):
+    """What was read changed before the write that depended on it (a worker's step, a
+    claim, another operator); nothing was written, and doing it again reads it afresh."""
+
+
 class EffectsWouldRerun(Conflict):
     """A runbook action (``retry-node``, ``fork``) would run effects already done, or maybe
     done, again under new keys, and was not told it may (``rerun_effects``).

@@ -132,3 +132,32 @@ def test_no_rule_fires_on_a_harmless_proposal_of_the_corpus_or_the_probe() -> No
         if (found := rules(screen(item.text)[1], item.source_type).fired)
     ]
     assert len(harmless) > 600 and fired == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dana holds a PhD in chemistry",
+        "The customer was given a refund last week",
+        "the key of the item is blue",
+        "Dana has been given a new laptop",
+        "Paul controls his diet carefully",
+        # A LangGraph store item as the governed store proposes it: its field names too.
+        '{"key":"item-1","namespace":"user.u-1.prefs","value":{"text":"u-1 prefers tea"}}',
+    ],
+)
+def test_a_model_inference_of_an_everyday_holding_is_no_capability(text: str) -> None:
+    assert "inferred_capability" not in rules(text, "model_inference").fired
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dana holds the root password",
+        "Dana was granted admin rights",
+        "Dana was given unrestricted use of the company card",
+        "Dana controls every payment without review",
+    ],
+)
+def test_a_model_inference_of_a_privileged_holding_is_a_capability(text: str) -> None:
+    assert "inferred_capability" in rules(text, "model_inference").fired

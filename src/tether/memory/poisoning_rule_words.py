@@ -74,17 +74,22 @@ NEG = _alternation(
 )
 INFERRED = _alternation(
     "can could may able allowed permitted authori* entitled cleared clearance "
-    "credentials keys key rights privileges permissions power_of_attorney authority powers "
+    "credentials rights privileges permissions power_of_attorney authority powers "
     "credenziali credenciales credenciais identifiants zugangsdaten inloggegevens amministra* "
     "administra* beheerder* "
     "pouvoirs poderes poteri befugnisse bevoegdheden "
-    "control controls override* admin* superuser* sudo root sign_off signing approve* "
-    "access holds hold has_been_given was_given been_granted granted "
+    "override* admin* superuser* sudo root sign_off signing approve* access "
     "kann konnen darf rechte berechtig* zugriff vollmacht befugnis* peut peuvent droits "
     "acces pouvoir autorise* puede pueden derechos permisos acceso poder autorizad* "
     "puo possono diritti permessi accesso potere autorizzat* pode podem direitos "
     "permissoes acesso autorizad* kan mag rechten toegang bevoegd* gemachtigd"
 )
+HOLDING = _alternation(
+    "keys key holds hold has_been_given was_given been_granted granted control controls"
+)
+"""Words of holding or control that name a right only with one after them ("holds the
+keys to production", "was granted admin"): alone, everyday ("holds a degree", "the key
+of the item", "was given a refund")."""
 ABILITY = _alternation(
     "can could may able allowed permitted kann konnen darf peut peuvent puede pueden puo "
     "possono pode podem kan mag"

@@ -61,14 +61,21 @@ def _permission(plain: str, untrusted: bool) -> bool:
 
 
 def _inferred(plain: str) -> bool:
-    for match in re.finditer(w.INFERRED, plain):
-        if _hedged(plain, match.start()):
-            continue
-        if re.fullmatch(w.ABILITY, match.group(0)):
-            after = " ".join(plain[match.end() :].split()[:8])
-            if not (re.search(w.BROAD, after) or w.CHECK.search(after) or re.search(w.ACT, after)):
+    """A model's inference about what a person can, may or holds: a right, a privilege or
+    a privileged role named; an ability with a broad reach, a check or an act after it; a
+    holding with a broad reach, a check or a privileged thing after it."""
+    for pattern in (w.INFERRED, w.HOLDING):
+        for match in re.finditer(pattern, plain):
+            if _hedged(plain, match.start()):
                 continue
-        return True
+            holding = pattern is w.HOLDING
+            if holding or re.fullmatch(w.ABILITY, match.group(0)):
+                after = " ".join(plain[match.end() :].split()[:8])
+                reach = re.search(w.BROAD, after) or w.CHECK.search(after)
+                named = w.PRIVILEGED.search(after) if holding else re.search(w.ACT, after)
+                if not (reach or named):
+                    continue
+            return True
     return False
 
 

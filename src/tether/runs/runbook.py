@@ -63,7 +63,7 @@ from tether.runs.models import (
     RunStatus,
     WaitStatus,
 )
-from tether.runs.transitions import RunWriter, visit_of
+from tether.runs.transitions import RunWriter, retried_on_race, visit_of
 from tether.runs.workflow import Workflow, WorkflowRegistry
 from tether.storage.base import Storage, Transaction
 from tether.validation import guarded, integer, rules
@@ -135,6 +135,7 @@ class Runbook:
 
     # -- the run as a whole ----------------------------------------------------------------
 
+    @retried_on_race
     def pause(
         self, principal: Principal, run_id: str, *, reason: str, comment: str | None = None
     ) -> Run:
@@ -179,6 +180,7 @@ class Runbook:
             self._audit_txn(txn, principal, "run.paused", run_id, notes)
             return updated
 
+    @retried_on_race
     def resume(
         self, principal: Principal, run_id: str, *, reason: str, comment: str | None = None
     ) -> Run:
@@ -246,6 +248,7 @@ class Runbook:
             self._writer.control_txn(txn, updated, updated.version)
         return updated
 
+    @retried_on_race
     def cancel(
         self, principal: Principal, run_id: str, *, reason: str, comment: str | None = None
     ) -> Run:
@@ -263,6 +266,7 @@ class Runbook:
             self._audit_txn(txn, principal, "run.cancelled", run_id, notes)
             return updated
 
+    @retried_on_race
     @rules(to_version=integer(1, optional=True))
     def retry(
         self,
@@ -342,6 +346,7 @@ class Runbook:
 
     # -- the current node ------------------------------------------------------------------
 
+    @retried_on_race
     def retry_node(
         self,
         principal: Principal,
@@ -377,6 +382,7 @@ class Runbook:
             self._audit_txn(txn, principal, "run.node_retried", run_id, data)
             return updated
 
+    @retried_on_race
     def skip(
         self,
         principal: Principal,
@@ -413,6 +419,7 @@ class Runbook:
             self._audit_txn(txn, principal, "run.node_skipped", run_id, data)
             return updated
 
+    @retried_on_race
     def complete(
         self,
         principal: Principal,
@@ -463,6 +470,7 @@ class Runbook:
 
     # -- time travel -----------------------------------------------------------------------
 
+    @retried_on_race
     @rules(checkpoint=integer(0))
     def fork(
         self,

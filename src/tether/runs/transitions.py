@@ -9,11 +9,13 @@ change, numbered after the run's last.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from tether import canonical
 from tether.clock import Clock
-from tether.errors import Conflict, NotFound
+from tether.errors import ConcurrentChange, Conflict, NotFound
 from tether.ids import parse_id
 from tether.principals import Principal
 from tether.runs.models import (
@@ -29,6 +31,28 @@ from tether.runs.models import (
     WaitStatus,
 )
 from tether.storage.stores import RunStore
+
+P = ParamSpec("P")
+R = TypeVar("R")
+RACE_ATTEMPTS = 5
+"""How often an operator's action is tried when what it read changed before its write."""
+
+
+def retried_on_race(action: Callable[P, R]) -> Callable[P, R]:
+    """``action`` (one transaction of its own) done again, from a fresh read, when it
+    raises :class:`~tether.errors.ConcurrentChange`: a worker's step or claim between
+    its read and its write. Nothing was written by the attempt that lost the race."""
+
+    @functools.wraps(action)
+    def again(*args: P.args, **kwargs: P.kwargs) -> R:
+        for _ in range(RACE_ATTEMPTS - 1):
+            try:
+                return action(*args, **kwargs)
+            except ConcurrentChange:
+                continue
+        return action(*args, **kwargs)
+
+    return again
 
 
 class RunWriter:
@@ -81,7 +105,7 @@ class RunWriter:
         )
         saved = txn.save_run(updated, expected_version=run.version, expected_owner=run.lease_owner)
         if saved is None:
-            raise Conflict(f"run {run.run_id} changed concurrently; try again")
+            raise ConcurrentChange(f"run {run.run_id} changed concurrently; try again")
         txn.insert_events(
             [self.event(updated, updated.event_seq, event, {**data, "by": principal.principal_id})]
         )
@@ -180,7 +204,7 @@ class RunWriter:
             cancel_reason=None,
             expected_version=version,
         ):
-            raise Conflict(f"run {run.run_id} changed concurrently; try again")
+            raise ConcurrentChange(f"run {run.run_id} changed concurrently; try again")
 
     def checkpoint_txn(
         self,
