@@ -9,7 +9,7 @@ from typing import Any
 
 from tether import canonical
 from tether.errors import LeaseLost, RunCancelled
-from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, RunStatus, Wait
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     RunFigures,
@@ -137,7 +137,14 @@ class RunOps(QueryTransaction):
         """
         params = self._save_params(run)
         params.update(expected_version=expected_version, expected_owner=expected_owner)
-        row = self._one("save_run", **params)
+        # A write that leaves a running run running (a step) first tries the update that
+        # moves no index entry; it matches no row if the stored run is not running with no
+        # resume time (or the guard fails), and the whole update then decides.
+        row = None
+        if run.status is RunStatus.RUNNING and run.resume_at is None:
+            row = self._one("save_running_run", **params)
+        if row is None:
+            row = self._one("save_run", **params)
         if row is None:
             return None
         return int(row["version"]), bool(row["cancel_requested"])

@@ -261,7 +261,8 @@ CREATE TABLE runs (
     PRIMARY KEY (tenant_id, run_id)
 );
 
-CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
+CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at)
+    WHERE status <> 'running';
 CREATE INDEX runs_runnable ON runs (status, resume_at);
 CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
 CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
@@ -1141,6 +1142,7 @@ VALUES ('core', 1, 'initial', now()),
        ('runs', 3, 'signed_tenant', now()),
        ('runs', 4, 'workers', now()),
        ('runs', 5, 'cancel_reason', now()),
+       ('runs', 6, 'steps_move_no_index', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),
