@@ -137,9 +137,8 @@ class RunOps(QueryTransaction):
         """
         params = self._save_params(run)
         params.update(expected_version=expected_version, expected_owner=expected_owner)
-        # A write that leaves a running run running (a step) first tries the update that
-        # moves no index entry; it matches no row if the stored run is not running with no
-        # resume time (or the guard fails), and the whole update then decides.
+        # A step (a running run left running) first tries the update that moves no index
+        # entry; if it matches no row, the whole update decides.
         row = None
         if run.status is RunStatus.RUNNING and run.resume_at is None:
             row = self._one("save_running_run", **params)
@@ -560,7 +559,9 @@ class RunOps(QueryTransaction):
         return values
 
     def insert_events(self, events: Sequence[RunEvent]) -> None:
-        if events:
+        if len(events) == 1:  # a step's one event
+            self._fetch("insert_event", self._event_params(events[0]))
+        elif events:
             self._fetch_many("insert_event", [self._event_params(e) for e in events])
 
     def write_step_txn(self, write: StepWrite) -> tuple[int, bool]:
