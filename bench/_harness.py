@@ -131,17 +131,31 @@ class SqliteStatements:
 
     A write commit is a ``COMMIT`` ending a transaction that ran an INSERT, UPDATE, DELETE
     or REPLACE: the commits that append to the WAL (and, at ``synchronous=FULL``, fsync
-    it). Read transactions' commits are counted apart. Tracing is on only inside
-    :meth:`counting`, never while a contender is timed.
+    it). Read transactions' commits are counted apart. Tracing starts with the first
+    :meth:`counting`, after every contender was timed.
     """
 
     def __init__(self) -> None:
         self._connections: list[sqlite3.Connection] = []
+        self._traced: set[int] = set()
+        self._pending: list[list[str]] = []
         self._count: SqliteCount | None = None
 
     def attach(self, conn: sqlite3.Connection) -> None:
         self._connections.append(conn)
         if self._count is not None:
+            self._trace(conn)
+
+    def _trace(self, conn: sqlite3.Connection) -> None:
+        """Trace ``conn`` from now on; the callback counts only inside :meth:`counting`.
+
+        A callback is set once and never cleared: setting or clearing one waits for the
+        connection's mutex while holding the interpreter lock, which deadlocks against a
+        peer's background thread that holds that mutex while its callback waits for the
+        interpreter lock. Connections are traced only once counting starts, after every
+        contender was timed."""
+        if id(conn) not in self._traced:
+            self._traced.add(id(conn))
             conn.set_trace_callback(self._callback())
 
     @contextmanager
@@ -162,18 +176,19 @@ class SqliteStatements:
 
     @contextmanager
     def counting(self) -> Iterator[SqliteCount]:
+        for current in self._pending:
+            current.clear()
         self._count = SqliteCount()
         for conn in self._connections:
-            conn.set_trace_callback(self._callback())
+            self._trace(conn)
         try:
             yield self._count
         finally:
-            for conn in self._connections:
-                conn.set_trace_callback(None)
             self._count = None
 
     def _callback(self) -> Callable[[str], None]:
         current: list[str] = []
+        self._pending.append(current)
 
         def trace(statement: str) -> None:
             count = self._count

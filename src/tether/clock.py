@@ -50,11 +50,21 @@ def to_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
+_last_formatted: tuple[datetime | None, str] = (None, "")
+"""The last time formatted and its text: a durable step writes the same moment into its
+run, checkpoint and event rows, so it is formatted once."""
+
+
 def format_timestamp(moment: datetime) -> str:
     """The one text form of a time: ISO 8601, UTC, microseconds, ``Z``."""
-    if moment.tzinfo is not UTC:
-        moment = to_utc(moment)
-    return moment.isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
+    global _last_formatted
+    last = _last_formatted
+    if moment is last[0]:
+        return last[1]
+    utc = moment if moment.tzinfo is UTC else to_utc(moment)
+    text = utc.isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
+    _last_formatted = (moment, text)
+    return text
 
 
 def parse_timestamp(text: str) -> datetime:

@@ -334,14 +334,21 @@ class Claim:
         )
 
     def event(
-        self, seq: int, type_: str, data: dict[str, Any], duration: float | None, node: str | None
+        self,
+        seq: int,
+        type_: str,
+        data: dict[str, Any],
+        duration: float | None,
+        node: str | None,
+        at: datetime | None = None,
     ) -> RunEvent:
-        """An event of this run at ``seq`` (the commit numbers the events it writes)."""
+        """An event of this run at ``seq`` (the commit numbers the events it writes),
+        at ``at`` (default: now)."""
         return RunEvent(
             tenant_id=self.run.tenant_id,
             run_id=self.run.run_id,
             seq=seq,
-            at=self.clock.now(),
+            at=at or self.clock.now(),
             type=type_,
             node=node,
             duration_ms=duration,
@@ -361,8 +368,10 @@ class Claim:
         node: str | None = None,
         cancellable: bool = True,
         children: Sequence[tuple[Run, Checkpoint, RunEvent]] = (),
+        now: datetime | None = None,
     ) -> None:
-        """Write one transaction guarded by this claim's version and lease.
+        """Write one transaction guarded by this claim's version and lease, at ``now``
+        (default: the clock's time; the run's update time and its events' time).
 
         The buffered steps and wait resolutions go first, with ``journal``.
 
@@ -378,11 +387,11 @@ class Claim:
         if self.lost is not None:
             raise LeaseLost()
         run = self.run
-        now = self.clock.now()
-        specs = list(events)
+        now = now or self.clock.now()
+        where = node or run.current_node
         rows = [
-            self.event(run.event_seq + i, type_, data, duration, node or run.current_node)
-            for i, (type_, data, duration) in enumerate(specs, start=1)
+            self.event(run.event_seq + i, type_, data, duration, where, now)
+            for i, (type_, data, duration) in enumerate(events, start=1)
         ]
         update: dict[str, Any] = {
             "version": run.version + 1,

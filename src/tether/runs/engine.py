@@ -464,6 +464,7 @@ class Executor:
         ]
         if finished:
             events.append(("run.completed", {"steps": run.steps + 1}, None))
+        now = self.clock.now()  # the checkpoint's, its event's and the run's update time
         checkpoint = Checkpoint(
             tenant_id=run.tenant_id,
             run_id=run.run_id,
@@ -473,10 +474,10 @@ class Executor:
             kind=kind,
             payload=payload,
             state_version=workflow.state_version,
-            created_at=self.clock.now(),
+            created_at=now,
         )
         claim.crash_point("before_checkpoint", node.name)
-        claim.commit(events=events, checkpoint=checkpoint, changes=changes, node=node.name)
+        claim.commit(events=events, checkpoint=checkpoint, changes=changes, node=node.name, now=now)
         claim.state, claim.state_version = new_state, workflow.state_version
         claim.crash_point("after_checkpoint", node.name)
 

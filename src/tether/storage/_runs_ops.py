@@ -9,7 +9,7 @@ from typing import Any
 
 from tether import canonical
 from tether.errors import LeaseLost, RunCancelled
-from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, Wait
+from tether.runs.models import Checkpoint, JournalEntry, Run, RunEvent, RunStatus, Wait
 from tether.storage._transaction import QueryTransaction, Row
 from tether.storage.rows import (
     RunFigures,
@@ -137,7 +137,13 @@ class RunOps(QueryTransaction):
         """
         params = self._save_params(run)
         params.update(expected_version=expected_version, expected_owner=expected_owner)
-        row = self._one("save_run", **params)
+        # A step (a running run left running) first tries the update that moves no index
+        # entry; if it matches no row, the whole update decides.
+        row = None
+        if run.status is RunStatus.RUNNING and run.resume_at is None:
+            row = self._one("save_running_run", **params)
+        if row is None:
+            row = self._one("save_run", **params)
         if row is None:
             return None
         return int(row["version"]), bool(row["cancel_requested"])
@@ -553,7 +559,9 @@ class RunOps(QueryTransaction):
         return values
 
     def insert_events(self, events: Sequence[RunEvent]) -> None:
-        if events:
+        if len(events) == 1:  # a step's one event
+            self._fetch("insert_event", self._event_params(events[0]))
+        elif events:
             self._fetch_many("insert_event", [self._event_params(e) for e in events])
 
     def write_step_txn(self, write: StepWrite) -> tuple[int, bool]:

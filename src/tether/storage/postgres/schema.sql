@@ -261,10 +261,12 @@ CREATE TABLE runs (
     PRIMARY KEY (tenant_id, run_id)
 );
 
-CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
-CREATE INDEX runs_runnable ON runs (status, resume_at);
+CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at)
+    WHERE status <> 'running';
+CREATE INDEX runs_runnable ON runs (status, resume_at) WHERE status = 'scheduled';
 CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
-CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id)
+    WHERE parent_run_id IS NOT NULL;
 
 CREATE TABLE run_checkpoints (
     tenant_id     text NOT NULL,
@@ -1141,6 +1143,7 @@ VALUES ('core', 1, 'initial', now()),
        ('runs', 3, 'signed_tenant', now()),
        ('runs', 4, 'workers', now()),
        ('runs', 5, 'cancel_reason', now()),
+       ('runs', 6, 'lean_run_indexes', now()),
        ('memory', 1, 'initial', now()),
        ('memory', 2, 'global', now()),
        ('memory', 3, 'stemming', now()),

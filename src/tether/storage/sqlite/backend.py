@@ -126,7 +126,9 @@ class SQLiteTransaction(
 
     def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         check_params(params)
-        cursor = self.connection.execute(self._queries[name], dict(params))
+        cursor = self.connection.execute(
+            self._queries[name], params if type(params) is dict else dict(params)
+        )
         return cursor.fetchall()
 
     def _fetch_many(self, name: str, params: Sequence[Mapping[str, Any]]) -> None:

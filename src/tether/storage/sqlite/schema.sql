@@ -121,10 +121,12 @@ CREATE TABLE runs (
     PRIMARY KEY (tenant_id, run_id)
 ) WITHOUT ROWID;
 
-CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at);
-CREATE INDEX runs_runnable ON runs (status, resume_at);
+CREATE INDEX runs_by_status ON runs (tenant_id, status, updated_at)
+    WHERE status <> 'running';
+CREATE INDEX runs_runnable ON runs (status, resume_at) WHERE status = 'scheduled';
 CREATE INDEX runs_running ON runs (status, tenant_id, workflow);
-CREATE INDEX runs_children ON runs (tenant_id, parent_run_id);
+CREATE INDEX runs_children ON runs (tenant_id, parent_run_id)
+    WHERE parent_run_id IS NOT NULL;
 
 CREATE TABLE run_limits (
     tenant_id   TEXT NOT NULL REFERENCES tenants (tenant_id),
@@ -641,6 +643,7 @@ VALUES ('core', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 2, 'leases', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 3, 'workers', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('runs', 4, 'cancel_reason', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+       ('runs', 5, 'lean_run_indexes', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 1, 'initial', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 2, 'global', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        ('memory', 3, 'scoped_terms', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

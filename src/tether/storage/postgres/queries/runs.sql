@@ -23,6 +23,25 @@ WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND version = %(expected
   AND lease_owner IS NOT DISTINCT FROM %(expected_owner)s::text
 RETURNING version, cancel_requested;
 
+-- name: save_running_run
+-- save_run for a write that leaves a running run running, with no resume time (a step):
+-- it writes neither column, so the update moves no entry of an index on runs (the
+-- by-status index holds no running run). Matches no row unless the run is running with
+-- no resume time; save_run then decides.
+UPDATE runs
+SET current_node = %(current_node)s, state_version = %(state_version)s,
+    checkpoint_seq = %(checkpoint_seq)s, full_seq = %(full_seq)s, delta_bytes = %(delta_bytes)s,
+    full_bytes = %(full_bytes)s,
+    event_seq = %(event_seq)s, version = version + 1, lease_owner = %(lease_owner)s,
+    lease_expires_at = %(lease_expires_at)s, attempt = %(attempt)s, steps = %(steps)s,
+    wait_id = %(wait_id)s, error = %(error)s, visits = %(visits)s,
+    storage_faults = %(storage_faults)s,
+    updated_at = %(updated_at)s, updated_by = %(updated_by)s
+WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND version = %(expected_version)s
+  AND lease_owner IS NOT DISTINCT FROM %(expected_owner)s::text AND status = 'running'
+  AND resume_at IS NULL
+RETURNING version, cancel_requested;
+
 -- name: save_run_guarded
 -- save_run that aborts the whole transaction (SQLSTATE TT001 / TT002) instead of returning
 -- no row, so a step can be sent as one script in a single round trip.

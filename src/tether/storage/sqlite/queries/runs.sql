@@ -23,6 +23,24 @@ WHERE tenant_id = :tenant_id AND run_id = :run_id AND version = :expected_versio
   AND lease_owner IS :expected_owner
 RETURNING version, cancel_requested;
 
+-- name: save_running_run
+-- save_run for a write that leaves a running run running, with no resume time (a step):
+-- it writes neither column, so the update moves no entry of an index on runs (the
+-- by-status index holds no running run). Matches no row unless the run is running with
+-- no resume time; save_run then decides.
+UPDATE runs
+SET current_node = :current_node, state_version = :state_version,
+    checkpoint_seq = :checkpoint_seq, full_seq = :full_seq, delta_bytes = :delta_bytes,
+    full_bytes = :full_bytes,
+    event_seq = :event_seq, version = version + 1, lease_owner = :lease_owner,
+    lease_expires_at = :lease_expires_at, attempt = :attempt, steps = :steps,
+    wait_id = :wait_id, error = :error, visits = :visits,
+    storage_faults = :storage_faults,
+    updated_at = :updated_at, updated_by = :updated_by
+WHERE tenant_id = :tenant_id AND run_id = :run_id AND version = :expected_version
+  AND lease_owner IS :expected_owner AND status = 'running' AND resume_at IS NULL
+RETURNING version, cancel_requested;
+
 -- name: request_cancel
 UPDATE runs SET cancel_requested = 1, cancel_reason = :reason
 WHERE tenant_id = :tenant_id AND run_id = :run_id
