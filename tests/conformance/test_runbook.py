@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from tests.runs_support import START, TENANT, CaseService, Harness, open_harness
 from tests.support import TestDatabase, auditor
 from tether.audit.log import AuditEntry
-from tether.errors import Conflict, InvalidInput, PermissionDenied
+from tether.errors import ConcurrentChange, Conflict, InvalidInput, PermissionDenied
 from tether.principals import Principal
 from tether.runs import (
     END,
@@ -239,6 +239,35 @@ def test_cancel_keeps_its_reason_by_digest(desk: Desk) -> None:
     assert cancelled.status is RunStatus.CANCELLED
     acted(h, run_id, "run.cancelled", "run.cancelled", "customer withdrew")
     assert h.wait(waiting.wait_id).status is WaitStatus.CANCELLED
+
+
+def test_an_action_that_lost_a_race_with_a_worker_is_done_again_from_a_fresh_read(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's claim or step between an operator's read of a run and the write that
+    depends on it fails that write (nothing written); the action is tried again from a
+    fresh read, so the operator is not told to try again, and it is recorded once."""
+    h = desk.h
+    run_id = desk.start()
+    writer = type(h.app.runbook._writer)
+    real = writer.transition_txn
+    lost: list[str] = []
+
+    def racing(self: Any, txn: Any, principal: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
+        if not lost:
+            lost.append(run.run_id)
+            raise ConcurrentChange(f"run {run.run_id} changed concurrently; try again")
+        return real(self, txn, principal, run, *args, **kwargs)
+
+    monkeypatch.setattr(writer, "transition_txn", racing)
+
+    cancelled = h.app.runbook.cancel(h.operator, run_id, reason="customer withdrew")
+
+    assert lost == [run_id]
+    assert cancelled.status is RunStatus.CANCELLED
+    acted(h, run_id, "run.cancelled", "run.cancelled", "customer withdrew")
+    entries = h.app.audit.entries(auditor(TENANT), limit=1000)
+    assert [e.action for e in entries if e.target == f"run:{run_id}"].count("run.cancelled") == 1
 
 
 def test_a_failed_run_is_retried_from_its_last_checkpoint_without_repeating_its_effects(
