@@ -45,6 +45,11 @@ POOL = 60
 ``limit`` (more for a limit above half of it): a pool sized from the limit made a recall
 of 5 worse than the first 5 of a recall of 10 (measured in bench/README.md)."""
 
+LEXICAL_WEIGHT = 0.4
+"""The full-text score's share of a candidate's own relevance in hybrid recall (the
+vector score has the rest), both min-max normalised over the candidates (measured in
+bench/README.md: 0.5 until questions were weighed down)."""
+
 EPISODE_WEIGHT = 0.25
 """The share of a candidate's relevance that comes from the best evidence among the other
 candidates of its episode (session or thread): an answer is often a short turn whose topic
@@ -159,7 +164,7 @@ class Recall:
         min_confidence: float = 0.0,
         as_of: datetime | None = None,
         mode: str = "hybrid",
-        lexical_weight: float = 0.5,
+        lexical_weight: float = LEXICAL_WEIGHT,
         include_unrelated: bool = False,
         embedder: Embedder | None = None,
     ) -> RecallResult:
