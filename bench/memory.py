@@ -2,7 +2,8 @@
 batch ingest throughput.
 
     python -m bench.memory                 # the quick set (SQLite and PostgreSQL)
-    python -m bench.memory --no-postgres   # SQLite only
+    python -m bench.memory --backend sqlite    # SQLite only (as --no-postgres)
+    python -m bench.memory --backend postgres  # PostgreSQL only
     python -m bench.memory --skip-latency --skip-ingest
 
 LoCoMo protocol (../shared/datasets/locomo/README.md): each turn is one memory in a scope
@@ -471,7 +472,13 @@ def print_locomo(outcome: dict[str, Any]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Tether memory benchmarks")
-    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres", "both"),
+        default="both",
+        help="the backends to measure (default both; the batch ingest runs on SQLite only)",
+    )
+    parser.add_argument("--no-postgres", action="store_true", help="the same as --backend sqlite")
     parser.add_argument("--no-embedder", action="store_true", help="lexical recall only")
     parser.add_argument(
         "--date-prefix",
@@ -520,7 +527,10 @@ def main() -> int:
         except ImportError as exc:
             why = f"not importable: {exc}"
     print(f"embedder: {getattr(embedder, 'id', None)} ({why})")
-    backends = ["sqlite"] + ([] if args.no_postgres else ["postgres"])
+    if args.no_postgres and args.backend == "postgres":
+        parser.error("--no-postgres contradicts --backend postgres")
+    chosen = "sqlite" if args.no_postgres else args.backend
+    backends = ["sqlite", "postgres"] if chosen == "both" else [chosen]
     report: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": (
@@ -541,7 +551,7 @@ def main() -> int:
             for mode in LATENCY_MODES:
                 times = measured[mode]
                 print(f"- {mode}: p50 {times['p50_ms']} ms, p95 {times['p95_ms']} ms")
-        for backend in ["sqlite"] if args.ingest else []:
+        for backend in ["sqlite"] if args.ingest and "sqlite" in backends else []:
             measured = ingest(backend, args.ingest, Path(tmp))
             report["ingest"] = measured
             print(

@@ -2,12 +2,13 @@
 
 Under row-level security the planner may not use the GIN index on ``memories.tsv`` (``@@``
 is not leakproof), so searches look lexemes up in ``memory_terms`` by text equality. The
-table must follow every insert and delete of a memory, and its weights must order the
-memories exactly as ``ts_rank`` does.
+table must follow every insert and delete of a memory, and its counts and lengths must
+rank the memories by bm25 (memory migration 0009), as SQLite's FTS5 ranks them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -96,38 +97,67 @@ def test_terms_follow_inserts_and_erasure(database: str) -> None:
         app.close()
 
 
-def test_lexical_recall_ranks_as_ts_rank_within_its_scope(database: str) -> None:
+def test_terms_hold_each_lexeme_count_and_the_memory_length(database: str) -> None:
+    app = open_app(database)
+    try:
+        propose(app, "u-1", TEXTS[:2])
+        with psycopg.connect(database) as conn:
+            rows = conn.execute(
+                "SELECT m.text, t.term, t.weight, t.length FROM memory_terms t"
+                " JOIN memories m ON m.memory_id = t.memory_id"
+            ).fetchall()
+        held = {(text, term): (weight, length) for text, term, weight, length in rows}
+        # "garden garden garden party invoice": four lexemes, five occurrences
+        assert held[(TEXTS[1], "garden")] == (3.0, 5.0)
+        assert held[(TEXTS[1], "invoic")] == (1.0, 5.0)
+        # stop words are not indexed: "invoice garden paid" are left of the first text
+        assert held[(TEXTS[0], "garden")] == (1.0, 3.0)
+    finally:
+        app.close()
+
+
+def bm25(postings: dict[str, dict[str, tuple[float, float]]], terms: list[str]) -> dict[str, float]:
+    """The reference score: bm25 (k1 1.2, b 0.75) over each term's postings (memory ->
+    count, length), the total of the postings standing in for the number of memories
+    and their mean length for the average, as search_memories_text takes them."""
+    lists = [postings[term] for term in terms if postings.get(term)]
+    total = sum(len(found) for found in lists)
+    average = sum(length for found in lists for _, length in found.values()) / total
+    scores: dict[str, float] = {}
+    for found in lists:
+        idf = math.log(1 + (total - len(found) + 0.5) / (len(found) + 0.5))
+        for memory_id, (count, length) in found.items():
+            norm = count + 1.2 * (0.25 + 0.75 * length / average)
+            scores[memory_id] = scores.get(memory_id, 0.0) + idf * count * 2.2 / norm
+    return scores
+
+
+def test_lexical_recall_ranks_by_bm25_within_its_scope(database: str) -> None:
     app = open_app(database)
     try:
         ids = propose(app, "u-1", TEXTS)
-        propose(app, "u-2", TEXTS)
+        propose(app, "u-2", [*TEXTS, "garden garden garden garden", "claim"])
         who = app.tenants.principal("acme", "alice")
         query = "garden invoice claim doctor"
         result = app.memory.recall(who, query, [(Scope.USER, "u-1")], limit=10, mode="lexical")
         got = [hit.record.memory_id for hit in result.hits]
-        assert set(got) <= set(ids)
+        lexemes = ["garden", "invoic", "claim", "doctor"]
+        postings: dict[str, dict[str, tuple[float, float]]] = {}
         with psycopg.connect(database) as conn:
-            rows = conn.execute(
-                "SELECT memory_id, ts_rank(tsv, q) FROM memories,"
-                " to_tsquery('english', 'garden | invoice | claim | doctor') AS q"
-                " WHERE scope_id = 'u-1' AND tsv @@ q"
-            ).fetchall()
-        assert set(got) == {memory_id for memory_id, _ in rows}
+            for term, memory_id, weight, length in conn.execute(
+                "SELECT term, memory_id, weight, length FROM memory_terms"
+                " WHERE scope_key = 'user:u-1' AND term = ANY(%s)",
+                (lexemes,),
+            ):
+                postings.setdefault(term, {})[memory_id] = (weight, length)
+        expected = bm25(postings, lexemes)
+        assert set(got) == set(expected) and set(got) <= set(ids)
+        # the other scope's postings do not count: the order is the scope's own bm25
+        assert got == sorted(expected, key=lambda memory_id: (-expected[memory_id], memory_id))
         lexical = {hit.record.memory_id: float(hit.why["lexical"]) for hit in result.hits}
-        rank = dict(rows)
-        # the weights in memory_terms give the same order as ts_rank
-        with psycopg.connect(database) as conn:
-            weights = dict(
-                conn.execute(
-                    "SELECT memory_id, sum(weight) FROM memory_terms WHERE scope_key = 'user:u-1'"
-                    " AND term = ANY(ARRAY['garden', 'invoic', 'claim', 'doctor'])"
-                    " GROUP BY memory_id"
-                ).fetchall()
-            )
-        for a in rank:
-            for b in rank:
-                if rank[a] > rank[b] + 1e-6:
-                    assert weights[a] > weights[b]
+        for a in expected:
+            for b in expected:
+                if expected[a] > expected[b] + 1e-6:
                     assert lexical[a] > lexical[b]
     finally:
         app.close()

@@ -298,3 +298,23 @@ def test_flushes_of_two_processes_at_once_count_every_hit(backend: TestDatabase)
                 app.memory.flush_access()
     assert errors == []
     assert sum(access_counts(backend).values()) == sum(returned) > 0
+
+
+def test_a_question_ranks_below_the_statement_that_answers_it(backend: TestDatabase) -> None:
+    texts = [
+        "Who sells rye bread with caraway seeds?",
+        "The market stall sells rye bread with caraway seeds every Saturday.",
+        "The seeds for the garden arrived in March.",
+    ]
+    with Tether.open(backend.settings(), clock=FakeClock()) as app:
+        app.tenants.create("acme", admin="alice")
+        alice = app.tenants.principal("acme", "alice")
+        app.memory.propose_many(alice, [proposal(text) for text in texts])
+        hits = app.memory.recall(
+            alice, "rye bread caraway seeds", [(Scope.USER, "u-1")], mode="lexical"
+        ).hits
+    # the shorter question matches the query best, yet states nothing: the statement
+    # comes first (the code before ranked the question first)
+    assert [hit.record.text for hit in hits][:2] == [texts[1], texts[0]]
+    assert hits[1].why["questions"] == 1.0
+    assert "questions" not in hits[0].why

@@ -1,7 +1,8 @@
 """The migrations that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
 PostgreSQL memory 0004: the memory_terms table) and gave memories sentence vectors
 (SQLite 0004, PostgreSQL 0005), with the scopes' vector counters after them, and the
-context columns (SQLite 0006, PostgreSQL 0008), carry every existing memory over: a
+context columns (SQLite 0006, PostgreSQL 0008) and PostgreSQL's bm25 counts and lengths
+(0009), carry every existing memory over: a
 database that holds memories in the previous layout finds them after `tether migrate`."""
 
 from __future__ import annotations
@@ -79,9 +80,9 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
     migrated, applied = Tether.migrate(url=backend.url)
     migrated.close()
 
-    # SQLite: 0003-0006; PostgreSQL: 0004-0008 (0007 re-points the rebuilt tables'
-    # row-level security at the verified tenant).
-    expected = 4 if backend.backend == "sqlite" else 5
+    # SQLite: 0003-0006; PostgreSQL: 0004-0009 (0007 re-points the rebuilt tables'
+    # row-level security at the verified tenant; 0009 rebuilds memory_terms for bm25).
+    expected = 4 if backend.backend == "sqlite" else 6
     assert [m.component for m in applied] == ["memory"] * expected
     with Tether.open(backend.settings(), clock=FakeClock()) as app:
         alice = app.tenants.principal("acme", "alice")

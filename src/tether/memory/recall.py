@@ -1,9 +1,10 @@
 """Recall: hybrid, scoped, explained; and the buffered log of what it returned.
 
 Lexical (full-text, over each memory's text and the context it was indexed with) and vector
-candidates are fused from min-max normalised scores, lifted by the evidence of the rest of
-their episode (session or thread) and by the time the query names or asks for, then
-re-ranked with confidence, recency and use. See docs/memory.md, "Recall".
+candidates are fused from min-max normalised scores, lowered by the share of their text
+that only asks, lifted by the evidence of the rest of their episode (session or thread)
+and by the time the query names or asks for, then re-ranked with confidence, recency and
+use. See docs/memory.md, "Recall".
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tether.memory.access import ABOVE_CLEARANCE, SCOPE_NOT_ALLOWED, Reader, rea
 from tether.memory.models import MemoryKind, MemoryRecord, MemoryStatus, Scope
 from tether.memory.policy import policy_txn
 from tether.memory.recall_log import RecallLog
+from tether.memory.recall_rank import QUESTION_WEIGHT, matched, min_max, question_share
 from tether.memory.text import scope_key, scope_keys_by_owner, tokens
 from tether.memory.vectors import ScopeVectors
 from tether.memory.when import TimeWindow, asks_when, query_window, time_evidence
@@ -42,6 +44,11 @@ POOL = 60
 """Candidates taken from each of the full-text and the vector search, whatever the
 ``limit`` (more for a limit above half of it): a pool sized from the limit made a recall
 of 5 worse than the first 5 of a recall of 10 (measured in bench/README.md)."""
+
+LEXICAL_WEIGHT = 0.4
+"""The full-text score's share of a candidate's own relevance in hybrid recall (the
+vector score has the rest), both min-max normalised over the candidates (measured in
+bench/README.md: 0.5 until questions were weighed down)."""
 
 EPISODE_WEIGHT = 0.25
 """The share of a candidate's relevance that comes from the best evidence among the other
@@ -153,7 +160,7 @@ class Recall:
         min_confidence: float = 0.0,
         as_of: datetime | None = None,
         mode: str = "hybrid",
-        lexical_weight: float = 0.5,
+        lexical_weight: float = LEXICAL_WEIGHT,
         include_unrelated: bool = False,
         embedder: Embedder | None = None,
     ) -> RecallResult:
@@ -161,7 +168,9 @@ class Recall:
 
         Lexical (full-text: a memory's text, and at a lower weight the context it was
         indexed with) and vector candidates, :data:`POOL` of each whatever ``limit``, are
-        fused from min-max normalised scores; a candidate's relevance is lifted by the
+        fused from min-max normalised scores, lowered by the share of the candidate's
+        sentences that are questions (:data:`~tether.memory.recall_rank.QUESTION_WEIGHT`:
+        a question states no fact); a candidate's relevance is lifted by the
         best evidence among the other candidates of its episode, by its event time or a
         time its text names inside a date the query names, and by naming a time when the
         query asks when (:func:`tether.memory.when.time_evidence`); then re-ranked with
@@ -257,7 +266,7 @@ class Recall:
             RecallHit(
                 record=records[c.memory_id],
                 score=score,
-                why=_matched(why, words, records[c.memory_id].text),
+                why=matched(why, words, records[c.memory_id].text),
             )
             for score, c, why in top
             if c.memory_id in records
@@ -335,15 +344,6 @@ class Recall:
     def flush(self) -> None:
         """Write the buffered recall log rows and access counts (see :class:`RecallLog`)."""
         self.log.flush()
-
-
-def _min_max(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    if high - low < 1e-12:
-        return {key: 1.0 for key in scores}
-    return {key: (value - low) / (high - low) for key, value in scores.items()}
 
 
 @dataclass(frozen=True)
@@ -444,16 +444,18 @@ def _rank(
     ``filtered`` by reason), best first, ties by memory id.
 
     A candidate's own relevance is the fusion of its normalised full-text and vector
-    scores; its episode's is the best own relevance among the other candidates of the
-    same episode; the two are mixed by :data:`EPISODE_WEIGHT`, and the time evidence of
+    scores, times ``1 - QUESTION_WEIGHT * share`` (``share``: the part of its sentences
+    that are questions, ``why["questions"]``); its episode's is the best own relevance
+    among the other candidates of the same episode; the two are mixed by
+    :data:`EPISODE_WEIGHT`, and the time evidence of
     :func:`tether.memory.when.time_evidence` is added. Use (how often recall returned a
     memory) weighs least: recall itself feeds it, so a larger weight lets what was returned before
     crowd out what a new question needs (the measured cost of each weight is in
     bench/README.md).
     """
-    lexical, semantic = _min_max(evidence.lexical), _min_max(evidence.semantic)
+    lexical, semantic = min_max(evidence.lexical), min_max(evidence.semantic)
     weight = evidence.lexical_weight
-    kept: list[tuple[MemoryCandidate, float]] = []
+    kept: list[tuple[MemoryCandidate, float, float]] = []
     for candidate in candidates:
         reason = excluded(candidate) or (UNRELATED if _unrelated(candidate, evidence) else None)
         if reason:
@@ -462,9 +464,10 @@ def _rank(
         own = weight * lexical.get(candidate.memory_id, 0.0) + (1 - weight) * semantic.get(
             candidate.memory_id, 0.0
         )
-        kept.append((candidate, own))
+        asking = question_share(candidate.text)
+        kept.append((candidate, own * (1 - QUESTION_WEIGHT * asking), asking))
     best: dict[str, list[float]] = {}
-    for candidate, own in kept:
+    for candidate, own, _ in kept:
         if candidate.episode is not None:
             top_two = best.setdefault(candidate.episode, [0.0, 0.0])
             if own > top_two[0]:
@@ -472,7 +475,7 @@ def _rank(
             elif own > top_two[1]:
                 top_two[1] = own
     ranked: list[tuple[float, MemoryCandidate, dict[str, float | str]]] = []
-    for candidate, own in kept:
+    for candidate, own, asking in kept:
         episode = 0.0
         if candidate.episode is not None:
             first, second = best[candidate.episode]
@@ -502,29 +505,11 @@ def _rank(
             why["cosine"] = round(evidence.semantic[candidate.memory_id], 4)
         if timed:
             why["time"] = "; ".join(said for _, said in timed)
+        if asking:
+            why["questions"] = round(asking, 4)
         ranked.append((round(score, 6), candidate, why))
     ranked.sort(key=lambda item: (-item[0], item[1].memory_id))
     return ranked
-
-
-def _matched(
-    why: dict[str, float | str], words: Sequence[str], text: str
-) -> dict[str, float | str]:
-    """``why`` with ``matched``: which part of the memory the query found it by (its text,
-    the context it was indexed with, its vector, its episode, the query's date). Words
-    are compared by their first five letters, as a stand-in for the index's stemming."""
-    parts = []
-    if float(why["lexical"]) > 0:
-        own = {word[:5] for word in tokens(text)}
-        found = [word for word in dict.fromkeys(words) if word[:5] in own]
-        parts.append("text: " + ", ".join(found) if found else "context")
-    if float(why["vector"]) > 0:
-        parts.append("vector")
-    if float(why["episode"]) > 0:
-        parts.append("episode")
-    if "time" in why:
-        parts.append("time")
-    return {**why, "matched": "; ".join(parts) or "rank only"}
 
 
 def _contradicted(candidate: MemoryCandidate, threshold: float) -> str | None:

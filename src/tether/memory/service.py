@@ -27,7 +27,7 @@ from tether.memory.models import (
     SourceType,
 )
 from tether.memory.policy import PolicyConfig, policy_txn, reader_txn
-from tether.memory.recall import Recall, RecallLogEntry, RecallResult
+from tether.memory.recall import LEXICAL_WEIGHT, Recall, RecallLogEntry, RecallResult
 from tether.memory.retention import age_memories_txn
 from tether.memory.subject import seen_by
 from tether.memory.text import scope_key, scope_keys_by_owner
@@ -492,7 +492,7 @@ class Memory:
         min_confidence: float = 0.0,
         as_of: datetime | None = None,
         mode: str = "hybrid",
-        lexical_weight: float = 0.5,
+        lexical_weight: float = LEXICAL_WEIGHT,
         include_unrelated: bool = False,
     ) -> RecallResult:
         """Hybrid recall within the named scopes, every hit explained (see

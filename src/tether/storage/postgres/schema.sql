@@ -635,14 +635,17 @@ CREATE POLICY global_read ON memories FOR SELECT TO tether_app
 CREATE POLICY global_read ON memory_vectors FOR SELECT TO tether_app
     USING (tenant_id = '_global');
 
--- memory 0004: the lexemes of every memory by tenant and scope, for full-text search.
+-- memory 0004: the lexemes of every memory by tenant and scope, for full-text search;
+-- memory 0009: each with its count in the memory (weight; the context's count half) and
+-- the memory's indexed length, for bm25.
 CREATE TABLE memory_terms (
     tenant_id  text NOT NULL,
     scope_key  text NOT NULL,
     term       text NOT NULL,
     memory_id  text NOT NULL,
     weight     double precision NOT NULL,
-    PRIMARY KEY (tenant_id, scope_key, term, memory_id) INCLUDE (weight)
+    length     double precision NOT NULL,
+    PRIMARY KEY (tenant_id, scope_key, term, memory_id) INCLUDE (weight, length)
 );
 
 CREATE FUNCTION tether_memory_terms() RETURNS trigger
@@ -654,10 +657,10 @@ BEGIN
           AND term = ANY (tsvector_to_array(OLD.tsv)) AND memory_id = OLD.memory_id;
         RETURN OLD;
     END IF;
-    INSERT INTO memory_terms (tenant_id, scope_key, term, memory_id, weight)
+    INSERT INTO memory_terms (tenant_id, scope_key, term, memory_id, weight, length)
     SELECT NEW.tenant_id, NEW.scope || ':' || NEW.scope_id, t.lexeme, NEW.memory_id,
-           (SELECT sum(CASE WHEN w.weight = 'C' THEN 0.5 ELSE 1.0 END / (w.j * w.j))
-            FROM unnest(t.weights) WITH ORDINALITY AS w (weight, j))
+           (SELECT sum(CASE WHEN w = 'C' THEN 0.5 ELSE 1.0 END) FROM unnest(t.weights) AS w),
+           (SELECT sum(cardinality(a.positions)) FROM unnest(NEW.tsv) AS a)
     FROM unnest(NEW.tsv) AS t;
     RETURN NEW;
 END $$;
@@ -1152,6 +1155,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 6, 'scope_versions', now()),
        ('memory', 7, 'signed_tenant', now()),
        ('memory', 8, 'context', now()),
+       ('memory', 9, 'term_lengths', now()),
        ('working_memory', 1, 'initial', now()),
        ('working_memory', 2, 'signed_tenant', now()),
        ('threads', 1, 'initial', now()),

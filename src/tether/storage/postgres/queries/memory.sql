@@ -38,36 +38,40 @@ LIMIT %(limit)s;
 
 -- name: search_memories_text
 -- Candidates come from memory_terms by text equality (under row-level security the GIN
--- index on tsv is never used: @@ is not leakproof). Each matched lexeme counts its weight
--- in the memory (ts_rank's share, memory 0004; the context's lexemes, weight C, count half
--- the text's, as on SQLite) times its inverse document frequency in its scope, bm25's
--- idf as SQLite weighs it: a rare word outranks a common one. A lexeme's document
--- frequency is an index-only count of its posting list in the scope (the rows the lookup
--- reads anyway); the total of the query's posting lists stands in for the scope's size,
--- which counting would cost a pass over the whole scope per query. Each posting list is
--- read by its own index probe (OFFSET 0 keeps the planner from turning the probes into a
--- join it may plan as a scan of the tenant's terms when it has no statistics). The best few
+-- index on tsv is never used: @@ is not leakproof), scored by bm25 as SQLite's FTS5
+-- scores them (k1 1.2, b 0.75): for each matched lexeme, its inverse document frequency
+-- in its scope times its count in the memory (memory_terms.weight: the context's
+-- occurrences count half, as on SQLite), saturated and normalised by the memory's indexed
+-- length against the average (memory 0009). A lexeme's document frequency is an
+-- index-only count of its posting list in the scope (the rows the lookup reads anyway);
+-- the total of the query's posting lists stands in for the scope's size, and the mean
+-- length over those postings for the scope's average length: counting either over the
+-- scope would cost a pass over the whole scope per query. Each posting list is read by
+-- its own index probe (OFFSET 0 keeps the planner from turning the probes into a join it
+-- may plan as a scan of the tenant's terms when it has no statistics). The best few
 -- memories are then read, by primary key; twice the limit leaves room for any the final
 -- match and scope re-check drop.
 WITH terms AS (
-    SELECT key.scope_key, word.term, counted.df
+    SELECT key.scope_key, word.term, counted.df, counted.lengths
     FROM unnest(%(scopes)s::text[]) AS key (scope_key)
     CROSS JOIN unnest(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
         AS word (term)
     CROSS JOIN LATERAL (
-        SELECT count(*)::double precision AS df FROM memory_terms t
+        SELECT count(*)::double precision AS df, sum(t.length) AS lengths FROM memory_terms t
         WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = key.scope_key AND t.term = word.term
     ) AS counted
     WHERE counted.df > 0
 ), postings AS (
-    SELECT sum(df) AS total FROM terms
+    SELECT sum(df) AS total, greatest(sum(lengths) / sum(df), 1.0) AS average FROM terms
 ), hits AS (
     SELECT t.memory_id,
-           sum(t.weight * ln(1.0 + (postings.total - terms.df + 0.5) / (terms.df + 0.5)))
+           sum(ln(1.0 + (postings.total - terms.df + 0.5) / (terms.df + 0.5))
+               * t.weight * 2.2
+               / (t.weight + 1.2 * (0.25 + 0.75 * t.length / postings.average)))
            AS score
     FROM terms CROSS JOIN postings
     CROSS JOIN LATERAL (
-        SELECT memory_id, weight FROM memory_terms
+        SELECT memory_id, weight, length FROM memory_terms
         WHERE tenant_id = %(tenant_id)s AND scope_key = terms.scope_key AND term = terms.term
         OFFSET 0
     ) AS t
