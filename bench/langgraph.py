@@ -70,13 +70,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=os.environ.get("TETHER_BENCH_POSTGRES_URL", DEFAULT_PG),
         help="server to make scratch databases on (env TETHER_BENCH_POSTGRES_URL)",
     )
-    parser.add_argument(
-        "--long-chain",
-        type=int,
-        default=40,
-        help="nodes of a second, longer chain (half the runs), to split each checkpointer's"
-        " time into a cost per step and a cost per thread; 0 skips it",
-    )
     parser.add_argument("--no-postgres", action="store_true", help="skip PostgreSQL")
     parser.add_argument("--json", type=Path, default=RESULTS, help="where to write results")
     parser.add_argument(
@@ -99,11 +92,11 @@ def _increment(state: Counter) -> dict[str, int]:
     return {"n": state["n"] + 1}
 
 
-def chain_builder(steps: int = STEPS) -> Any:
+def chain_builder() -> Any:
     from langgraph.graph import END, START, StateGraph
 
     builder = StateGraph(Counter)
-    names = [f"node{i}" for i in range(steps)]
+    names = [f"node{i}" for i in range(STEPS)]
     for name in names:
         builder.add_node(name, _increment)
     builder.add_edge(START, names[0])
@@ -254,12 +247,10 @@ CPU: dict[str, list[float]] = {}
 """CPU seconds (this process, every thread) of each timed run, by contender."""
 
 
-def chain_contender(saver: Saver | None, builder: Any, steps: int = STEPS) -> Contender:
-    """A contender running ``builder``'s chain of ``steps`` nodes; its CPU samples are kept
-    under its key (``<key>@<steps>`` for a chain other than the 10-node one)."""
+def chain_contender(saver: Saver | None, builder: Any) -> Contender:
     graph = builder.compile(checkpointer=saver.saver if saver else None)
     key = saver.key if saver else "none"
-    cpu = CPU.setdefault(key if steps == STEPS else f"{key}@{steps}", [])
+    cpu = CPU.setdefault(key, [])
 
     def run(steps: int) -> None:
         config = {"configurable": {"thread_id": str(uuid.uuid4())}} if saver else None
@@ -275,7 +266,7 @@ def chain_contender(saver: Saver | None, builder: Any, steps: int = STEPS) -> Co
     return Contender(saver.key, saver.system, saver.config, run, baseline="none")
 
 
-def checkpoints_per_run(saver: Saver, builder: Any, steps: int = STEPS) -> int:
+def checkpoints_per_run(saver: Saver, builder: Any) -> int:
     """How many checkpoints one chain run writes (counted once, untimed)."""
     puts = 0
     real = saver.saver.put
@@ -287,7 +278,7 @@ def checkpoints_per_run(saver: Saver, builder: Any, steps: int = STEPS) -> int:
 
     saver.saver.put = counting
     try:
-        chain_contender(saver, builder, steps).run(steps)
+        chain_contender(saver, builder).run(STEPS)
     finally:
         del saver.saver.put
     return puts
@@ -351,67 +342,16 @@ def main(argv: list[str] | None = None) -> int:
         measure(
             contenders, runs=args.runs, warmup=args.warmup, chunk=args.chunk, steps=STEPS, log=log
         )
-        split = per_step_and_thread(args, savers, contenders, per_run) if args.long_chain else []
         log(f"growth: one thread of {args.growth_steps} steps per checkpointer")
         grown = [growth(s, args.growth_steps) for s in savers]
     results = assemble(
         args, contenders, per_run, grown, pg_info, pg_error, time.perf_counter() - started
     )
-    results["per_step_and_thread"] = split
     print(render(results))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     log(f"wrote {args.json}")
     return 0
-
-
-def per_step_and_thread(
-    args: argparse.Namespace,
-    savers: list[Saver],
-    short: list[Contender],
-    per_run: dict[str, int],
-) -> list[dict[str, Any]]:
-    """Time a chain of ``--long-chain`` nodes too, and split each checkpointer's time per
-    run (over the run without a checkpointer) into a cost per checkpoint (the slope between
-    the two chains) and a cost per thread (what is left at the 10-node chain: a thread's
-    first read, its first and last checkpoint, and the run's end)."""
-    nodes = args.long_chain
-    builder = chain_builder(nodes)
-    long_run = {s.key: checkpoints_per_run(s, builder, nodes) for s in savers}
-    contenders = [chain_contender(None, builder, nodes)] + [
-        chain_contender(s, builder, nodes) for s in savers
-    ]
-    runs = max(args.runs // 2, args.chunk)
-    log(f"chain of {nodes}: {len(contenders)} contenders, {runs} runs each, interleaved")
-    measure(contenders, runs=runs, warmup=args.warmup, chunk=args.chunk, steps=nodes, log=log)
-    short_ms = {c.key: median_ms(c.samples) for c in short if c.ok}
-    long_ms = {c.key: median_ms(c.samples) for c in contenders if c.ok}
-    rows: list[dict[str, Any]] = []
-    for saver in savers:
-        key = saver.key
-        if key not in short_ms or key not in long_ms or "none" not in long_ms:
-            continue
-        extra_short = short_ms[key] - short_ms["none"]
-        extra_long = long_ms[key] - long_ms["none"]
-        step = (extra_long - extra_short) / (long_run[key] - per_run[key])
-        rows.append(
-            {
-                "key": key,
-                "system": saver.system,
-                "config": saver.config,
-                "nodes": nodes,
-                "ms_per_step": step,
-                "ms_per_thread": extra_short - step * per_run[key],
-            }
-        )
-    by_key = {row["key"]: row for row in rows}
-    for row in rows:
-        peer = by_key.get(PEERS.get(row["key"], ""))
-        if peer:
-            row["peer"] = peer["key"]
-            row["step_ratio"] = row["ms_per_step"] / peer["ms_per_step"]
-            row["thread_diff_ms"] = row["ms_per_thread"] - peer["ms_per_thread"]
-    return rows
 
 
 def assemble(
@@ -551,23 +491,6 @@ def render(results: dict[str, Any]) -> str:
             f"| {g['final_state_bytes']:,} B | {g['stored_bytes']:,} B "
             f"| {g['stored_per_state']:.2f}x | {'' if ratio is None else f'{ratio:.4f}x'} |"
         )
-    split = results.get("per_step_and_thread") or []
-    if split:
-        nodes = split[0]["nodes"]
-        out += ["", f"### Per step and per thread ({STEPS}- and {nodes}-node chains)", ""]
-        out += [
-            "| checkpointer | database | ms per step | ratio to peer | ms per thread "
-            "| more than peer |",
-            "|---|---|---|---|---|---|",
-        ]
-        for row in split:
-            ratio = row.get("step_ratio")
-            diff = row.get("thread_diff_ms")
-            out.append(
-                f"| {row['system']} | {row['config']} | {_num(row['ms_per_step'])} "
-                f"| {'' if ratio is None else f'{ratio:.2f}x'} | {_num(row['ms_per_thread'])} "
-                f"| {'' if diff is None else f'{diff:+.3f} ms'} |"
-            )
     if results["postgres_error"]:
         out.append(f"\nPostgreSQL not measured: {results['postgres_error']}")
     out += ["", "### Targets", ""]
