@@ -216,7 +216,9 @@ an erasable operator note; the run's event and the audit entry cite it by digest
 (`note:…`), never as text (`docs/operations.md`, "Reasons and notes"). Reading
 (`stuck`, `inspect`, `checkpoints`, `show`, `timeline`) is open to any role that reads runs.
 The same actions are endpoints of the HTTP API (`POST /api/v1/runs/{{run_id}}/retry`, …,
-with `{{"reason": …}}`; `docs/http.md`).
+with `{{"reason": …}}`; `docs/http.md`). An action on a run that a worker claims or
+steps at that moment is done again from a fresh read (up to five times) rather than
+refused; it is recorded once.
 
 {SITUATIONS}
 
