@@ -36,6 +36,12 @@ def _only(ctx: object, state: Note) -> str:
     return END
 
 
+def _workflow() -> Workflow[Note]:
+    workflow = Workflow("note", state=Note)
+    workflow.node(_only, name="only")
+    return workflow
+
+
 @pytest.fixture
 def app(backend: TestDatabase) -> Iterator[Tether]:
     with backend.open(embedder="none") as opened:
@@ -49,30 +55,14 @@ def admin(app: Tether) -> Principal:
 
 
 def test_runs_started_at_once_in_one_tenant_all_start(app: Tether, admin: Principal) -> None:
-    workflow = Workflow("note", state=Note)
-    workflow.node(_only, name="only")
-    ready = threading.Barrier(THREADS)
-    errors: list[BaseException] = []
+    workflow = _workflow()
     started: list[str] = []
-    lock = threading.Lock()
 
     def starter() -> None:
-        ready.wait()
         for _ in range(STARTS):
-            try:
-                run = app.runs.start(admin, workflow, Note())
-            except Exception as exc:
-                errors.append(exc)
-                continue
-            with lock:
-                started.append(run.run_id)
+            started.append(app.runs.start(admin, workflow, Note()).run_id)
 
-    threads = [threading.Thread(target=starter) for _ in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
+    errors = _at_once([starter] * THREADS)
     assert errors == []
     assert len(set(started)) == THREADS * STARTS
     listed = app.runs.all(admin)
@@ -91,8 +81,7 @@ def test_mixed_audited_writes_at_once_in_one_tenant_all_succeed(
     app.tenants.grant(admin, "acme-op", ["operator"])
     agent = app.tenants.principal("acme", "acme-agent")
     operator = app.tenants.principal("acme", "acme-op")
-    workflow = Workflow("note", state=Note)
-    workflow.node(_only, name="only")
+    workflow = _workflow()
     thread = app.threads.create(agent, "u1")
     runs = [app.runs.start(agent, workflow, Note()).run_id for _ in range(STARTS)]
 
