@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from tether.memory.authority_words import WORDS
 from tether.memory.injection import normalise
@@ -104,7 +104,10 @@ def tokens(text: str) -> list[str]:
     return plain.split()
 
 
-def _tags(token: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)
+def _tags(token: str) -> frozenset[str]:
+    """The word classes of one token (kept per token: a text's words are mostly words
+    seen before, and each class is a regex over it)."""
     classes = _lexicon().classes
     found = {name for name, pattern in classes.items() if pattern.fullmatch(token)}
     if not found and len(token) > 5 and token[0] in _ONE_LETTER_WORDS:
@@ -117,7 +120,7 @@ def _tags(token: str) -> set[str]:
                 for name, pattern in classes.items()
                 if name not in _SPLIT_TAGS and pattern.fullmatch(part)
             }
-    return found
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,7 @@ class _Text:
 
     def __init__(self, words: Sequence[str], source: str) -> None:
         self.words = list(words)
-        self.tags = [_tags(word) for word in self.words]
+        self.tags = [set(_tags(word)) for word in self.words]
         self.n = len(self.words)
         self.untrusted = source in UNTRUSTED
         self.hedged = False

@@ -73,18 +73,50 @@ def _plain(stem: str) -> str:
     return stem.replace("_", " ").replace("-", " ")
 
 
-def _stems(*spaced: str) -> re.Pattern[str]:
+def stem_list(*spaced: str) -> list[str]:
+    """The distinct stems of space-separated groups, as the normalised text has them."""
+    return sorted({_plain(stem) for group in spaced for stem in group.split()})
+
+
+def _stems(stems: Sequence[str]) -> re.Pattern[str]:
     """Stems matched at a word start as prefixes; ``_`` and ``-`` stand for a space (as
     the normalised text has it) and a final ``$`` asks for the whole word. Text without
-    spaces between words (Japanese) has no word starts: such a stem matches anywhere."""
-    unique = {_plain(stem) for group in spaced for stem in group.split()}
-    stems = sorted(unique, key=len, reverse=True)
-    parts = []
+    spaces between words (Japanese) has no word starts: such a stem matches anywhere.
+
+    The stems are compiled as a trie (:func:`stem_trie`): the regex engine tries the
+    branches of an alternation one by one, so hundreds of stems side by side cost a try
+    each at every position of the text, where a trie costs one per letter."""
+    spaced_out = [stem for stem in stems if ord(stem[0]) < _UNSPACED]
+    unspaced = [stem for stem in stems if ord(stem[0]) >= _UNSPACED]
+    parts = [r"\b" + stem_trie(spaced_out)] if spaced_out else []
+    parts += [stem_trie(unspaced)] if unspaced else []
+    return re.compile("|".join(parts))
+
+
+def stem_trie(stems: Sequence[str]) -> str:
+    """A regex that a text is found by (``search``) exactly when one of ``stems`` is found
+    at the same place: each a prefix, or a whole word when it ends in ``$``."""
+    root: dict[str, Any] = {}
     for stem in stems:
-        start = "" if ord(stem[0]) >= _UNSPACED else r"\b"
-        body = re.escape(stem[:-1]) + r"\b" if stem.endswith("$") else re.escape(stem)
-        parts.append(start + body)
-    return re.compile("(?:" + "|".join(parts) + ")")
+        whole = stem.endswith("$")
+        node = root
+        for char in stem[:-1] if whole else stem:
+            node = node.setdefault(char, {})
+        # a prefix found is found whatever follows: it outranks a whole word there
+        node[""] = "prefix" if not whole or node.get("") == "prefix" else "word"
+    return _trie_pattern(root)
+
+
+def _trie_pattern(node: dict[str, Any]) -> str:
+    end = node.get("")
+    if end == "prefix":
+        return ""
+    branches = [
+        re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items()) if char
+    ]
+    if end == "word":
+        branches.append(r"\b")
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
 _OTHER_LANGUAGES: dict[str, str] = {
@@ -148,9 +180,9 @@ _OTHER_LANGUAGES: dict[str, str] = {
 }
 """Stems in four languages the team's corpus does not have, added to :data:`LEXICON`."""
 
-LEXICON: dict[str, re.Pattern[str]] = {
+LEXICON_STEMS: dict[str, list[str]] = {
     # rights: privileges, permissions, access, exemptions (a strong sign)
-    "privilege": _stems(
+    "privilege": stem_list(
         "privileg privilegi privilegio privilegie superus superutente superusuari "
         "superutilisat root_access root_rights root-zugriff root-toegang acesso_root "
         "acceso_root accesso_root acces_root root_on$ sudo permission permiso permisos "
@@ -175,14 +207,14 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["privilege"],
     ),
     # everything: all records, every account, any case
-    "breadth": _stems(
+    "breadth": stem_list(
         "all$ every any$ tutte tutti todos todas tous$ toutes alle$ alles iedere elke "
         "jede$ jeder jedes qualsiasi cualquier qualquer n'importe whole entire gesamte "
         "ganze hele$ tout_le toda_la tutta_la",
         _OTHER_LANGUAGES["breadth"],
     ),
     # roles that carry authority (weak alone: an occupation is no claim)
-    "role": _stems(
+    "role": stem_list(
         "admin administrat amministrat beheerder owner$ proprietaire proprietari "
         "eigentumer eigenaar dueno$ dono$ ceo$ pdg$ vorstand director$ directors$ directora "
         "directores$ directeur diretor "
@@ -198,7 +230,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["role"],
     ),
     # controls and guarded assets: logs, approvals, checks, backups, secrets, records
-    "control": _stems(
+    "control": stem_list(
         "audit log$ logs$ logged logging protokoll journal registr registo historique "
         "history verlauf cronologia historico geschiedenis activiteitenlog "
         "backup back-up sauvegard copias_de_seguridad copie_di_sicurezza "
@@ -226,7 +258,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["control"],
     ),
     # weakening a control: skipping, switching off, deleting, hiding, ignoring
-    "weaken": _stems(
+    "weaken": stem_list(
         "skip bypass ignore ignorier negeer disregard forget vergiss vergeet oublie "
         "olvida dimentica esquece disable deaktivier abschalt ausschalt desactiv "
         "disattiv deslig uitzet uitschakel turn_off switch_off switched_off "
@@ -257,7 +289,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["weaken"],
     ),
     # the agent addressed as such
-    "agent": _stems(
+    "agent": stem_list(
         "assistant assistent asistente assistente the_ai$ the_model an_ai$ ai_system "
         "any_ai$ ai_agent ai_reading to_the_agent the_agent "
         "ai-system ki-system ki_system ai_systemen ai-systemen systemes_d'ia "
@@ -280,7 +312,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["agent"],
     ),
     # directives: must, always, from now on, treat as, reply with
-    "directive": _stems(
+    "directive": stem_list(
         "must should always never from_now_on whenever muss musst mussen soll sollen "
         "immer nie$ ab_jetzt ab_sofort doit$ doivent toujours jamais desormais debe$ "
         "deben siempre nunca desde_ahora a_partir_de_ahora deve$ devono sempre mai$ "
@@ -296,7 +328,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["directive"],
     ),
     # giving someone a right
-    "grant": _stems(
+    "grant": stem_list(
         "grant granted give_me gave_me given promoted raised upgraded cleared_me "
         "erteil gewahr befordert freigeschalt accord donne_moi conced concedieron "
         "otorg dar_me dat_me dato concesso concedido gegeven gekregen toegekend "
@@ -305,7 +337,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["grant"],
     ),
     # sending data away
-    "exfiltrate": _stems(
+    "exfiltrate": stem_list(
         "forward_all forward_every weiterleit reenvi inoltr reencaminh "
         "doorstur send_a_copy schick_eine envoie_une envia_una invia_una envia_uma "
         "stuur_een share_customer gib_kundendaten partage_les comparte_los "
@@ -324,7 +356,7 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["exfiltrate"],
     ),
     # the writer speaks about themself
-    "self": _stems(
+    "self": stem_list(
         "i'm i_am i've i_have i_hold i_speak my_role my_account my_access my_word "
         "my_requests my_instructions my_exports my_actions my_queries me_as "
         "consider_me this_is_the ich_bin ich_habe ich_stehe ich_schreibe mein_konto "
@@ -339,6 +371,10 @@ LEXICON: dict[str, re.Pattern[str]] = {
         _OTHER_LANGUAGES["self"],
     ),
 }
+"""Each category's stems, as the normalised text has them (see :func:`stem_list`)."""
+
+LEXICON: dict[str, re.Pattern[str]] = {name: _stems(stems) for name, stems in LEXICON_STEMS.items()}
+"""Each category's stems compiled (see :func:`_stems`)."""
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
 _WORD_LEVEL = frozenset({"lexicon", "classifier", "embedding"})
 """Signals of words alone, which a control kept excuses (see :mod:`.poisoning_rules`)."""
