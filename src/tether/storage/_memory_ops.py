@@ -189,7 +189,8 @@ class MemoryOps(QueryTransaction):
         if not memory_ids:
             return []
         rows = self._fetch(
-            "get_memories", {"tenant_id": tenant_id, "memory_ids": self._array_in(memory_ids)}
+            "get_memory_candidates",
+            {"tenant_id": tenant_id, "memory_ids": self._array_in(memory_ids)},
         )
         return [self._candidate(row) for row in rows]
 
@@ -255,7 +256,14 @@ class MemoryOps(QueryTransaction):
         """Best-ranked records of ``scopes`` holding any of the words, rarer words weighing
         more (bm25)."""
         rows = self._text_rows(tenant_id, [[w] for w in words], scopes, limit, ranked=True)
-        return [(self._memory(row), float(row["lexical_score"])) for row in rows]
+        records = {
+            r.memory_id: r for r in self.get_memories(tenant_id, [row["memory_id"] for row in rows])
+        }
+        return [
+            (records[row["memory_id"]], float(row["lexical_score"]))
+            for row in rows
+            if row["memory_id"] in records
+        ]
 
     def search_memory_candidates(
         self, tenant_id: str, *, words: Sequence[str], scopes: Sequence[str], limit: int

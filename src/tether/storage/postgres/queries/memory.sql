@@ -28,6 +28,17 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) AS m;
 
+-- name: get_memory_candidates
+-- get_memories' probes, returning only the columns recall ranks by.
+SELECT m.tenant_id, m.memory_id, m.scope, m.sensitivity, m.kind, m.status, m.tags, m.confidence,
+       m.access_count, m.valid_from, m.valid_to, m.expires_at, m.episode, m.contradicted_at, m.text
+FROM (SELECT DISTINCT unnest(%(memory_ids)s::text[])) AS wanted (memory_id)
+CROSS JOIN LATERAL (
+    SELECT * FROM memories
+    WHERE tenant_id = %(tenant_id)s AND memory_id = wanted.memory_id
+    LIMIT 1
+) AS m;
+
 -- name: list_memories
 SELECT * FROM memories
 WHERE tenant_id = %(tenant_id)s
@@ -49,8 +60,11 @@ LIMIT %(limit)s;
 -- scope would cost a pass over the whole scope per query. Each posting list is read by
 -- its own index probe (OFFSET 0 keeps the planner from turning the probes into a join it
 -- may plan as a scan of the tenant's terms when it has no statistics). The best few
--- memories are then read, by primary key; twice the limit leaves room for any the final
--- match and scope re-check drop.
+-- memories are then read, by primary key; eight more than the limit leave room for any the
+-- final match and scope re-check drop (none while memory_terms follows every insert and
+-- delete; twice the limit cost a sixth more). Only the columns recall ranks by are returned (a
+-- candidate, not a record: the tsvector and the timestamps recall does not read stay on
+-- the server).
 WITH terms AS (
     SELECT key.scope_key, word.term, counted.df, counted.lengths
     FROM unnest(%(scopes)s::text[]) AS key (scope_key)
@@ -77,9 +91,11 @@ WITH terms AS (
     ) AS t
     GROUP BY t.memory_id
     ORDER BY score DESC, t.memory_id
-    LIMIT 2 * %(limit)s
+    LIMIT %(limit)s + 8
 )
-SELECT m.*, hits.score AS lexical_score
+SELECT m.tenant_id, m.memory_id, m.scope, m.sensitivity, m.kind, m.status, m.tags, m.confidence,
+       m.access_count, m.valid_from, m.valid_to, m.expires_at, m.episode, m.contradicted_at, m.text,
+       hits.score AS lexical_score
 FROM hits
 CROSS JOIN LATERAL (
     SELECT * FROM memories

@@ -26,6 +26,13 @@ VALUES (:tenant_id, :memory_id, :scope, :scope_id, :subjects, :kind, :fact_key, 
 SELECT * FROM memories
 WHERE tenant_id = :tenant_id AND memory_id IN (SELECT value FROM json_each(:memory_ids));
 
+-- name: get_memory_candidates
+-- get_memories, returning only the columns recall ranks by.
+SELECT m.tenant_id, m.memory_id, m.scope, m.sensitivity, m.kind, m.status, m.tags, m.confidence,
+       m.access_count, m.valid_from, m.valid_to, m.expires_at, m.episode, m.contradicted_at, m.text
+FROM memories m
+WHERE m.tenant_id = :tenant_id AND m.memory_id IN (SELECT value FROM json_each(:memory_ids));
+
 -- name: list_memories
 SELECT * FROM memories
 WHERE tenant_id = :tenant_id
@@ -38,6 +45,7 @@ LIMIT :limit;
 -- The match names only terms of the tenant's scopes (each word behind its scope's prefix),
 -- so the index's own top hits are in scope; the join re-checks tenant and scope. A word of
 -- the memory's context counts half a word of its text (as on PostgreSQL, memory 0008).
+-- Only the columns recall ranks by are returned (a candidate, not a record).
 WITH hits AS (
     SELECT rowid, bm25(memory_fts, 1.0, 0.5) AS rank
     FROM memory_fts
@@ -45,7 +53,9 @@ WITH hits AS (
     ORDER BY rank
     LIMIT :limit
 )
-SELECT m.*, -hits.rank AS lexical_score
+SELECT m.tenant_id, m.memory_id, m.scope, m.sensitivity, m.kind, m.status, m.tags, m.confidence,
+       m.access_count, m.valid_from, m.valid_to, m.expires_at, m.episode, m.contradicted_at, m.text,
+       -hits.rank AS lexical_score
 FROM hits JOIN memories m ON m.fts_rowid = hits.rowid
 WHERE m.tenant_id = :tenant_id
   AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes))
