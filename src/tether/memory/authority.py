@@ -160,7 +160,7 @@ class _Text:
                 self.tags[i].discard("CONTROL")
 
     def has(self, j: int, *names: str) -> bool:
-        return 0 <= j < self.n and any(name in self.tags[j] for name in names)
+        return 0 <= j < self.n and not self.tags[j].isdisjoint(names)
 
     def find(self, lo: int, hi: int, *names: str) -> list[int]:
         return [j for j in range(max(lo, 0), min(hi, self.n - 1) + 1) if self.has(j, *names)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 _LOOKALIKES = str.maketrans(
@@ -102,8 +103,10 @@ PATTERNS = [
 _COMPILED = [re.compile(pattern) for pattern in PATTERNS]
 
 
+@lru_cache(maxsize=64)
 def normalise(text: str) -> str:
-    """The text as the patterns see it (see the module docstring)."""
+    """The text as the patterns see it (see the module docstring). The last few results
+    are kept: the write policy's signals each normalise the same (redacted) text."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
     text = "".join(
         ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
