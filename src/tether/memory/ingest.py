@@ -243,6 +243,9 @@ class _ChunkWriter:
         self._embedder = embedder
         self._embedded = embedded
         self.written: list[tuple[MemoryRecord, int]] = []
+        self.words: dict[str, frozenset[str]] = {}
+        """The content words of the memories this chunk's near-duplicate checks compared,
+        by memory id: a batch's texts are compared with the same memories over and over."""
         self.versions: dict[str, int] = {}
         """The stored scopes' vector counters after this chunk's bump."""
 
@@ -266,7 +269,7 @@ class _ChunkWriter:
         threshold = self._config.reinforce_similarity
         # A fact key names the fact: another key is another fact, however alike the words.
         if previous is None and not proposal.fact_key and not held and threshold is not None:
-            twin = near_duplicate_txn(txn, tenant, proposal, text, threshold)
+            twin = near_duplicate_txn(txn, tenant, proposal, text, threshold, self.words)
             if twin is not None:
                 reinforced = twin.model_copy(
                     update={
@@ -364,7 +367,12 @@ class _ChunkWriter:
 
 
 def near_duplicate_txn(
-    txn: MemoryStore, tenant: str, proposal: MemoryProposal, text: str, threshold: float
+    txn: MemoryStore,
+    tenant: str,
+    proposal: MemoryProposal,
+    text: str,
+    threshold: float,
+    words_of: dict[str, frozenset[str]] | None = None,
 ) -> MemoryRecord | None:
     """An active memory of the proposal's scope, kind and data subjects whose content
     words overlap ``text``'s by ``threshold`` (Jaccard) or more.
@@ -377,7 +385,8 @@ def near_duplicate_txn(
     them it holds at least ``k``. The index is asked, unranked, for the memories holding
     ``k`` of ``spare + k`` of the text's words (``k`` as large as :func:`_probe_size`
     allows; words picked in a fixed order unrelated to their place in the text), and
-    only those memories' words are compared.
+    only those memories' words are compared (kept in ``words_of`` by memory id, if given,
+    for the next check: a memory's text does not change).
     """
     words = set(tokens(text))
     if not words:
@@ -393,10 +402,13 @@ def near_duplicate_txn(
         limit=TWIN_CANDIDATES,
     )
     subjects = subjects_of(proposal)
+    known = {} if words_of is None else words_of
     for match in matches:
         if match.status is not MemoryStatus.ACTIVE or match.kind is not proposal.kind:
             continue
-        other = set(tokens(match.text))
+        other = known.get(match.memory_id)
+        if other is None:
+            other = known[match.memory_id] = frozenset(tokens(match.text))
         if other and len(words & other) / len(words | other) >= threshold:
             twin = txn.get_memory(tenant, match.memory_id)
             if twin is not None and sorted(twin.subjects) == subjects:

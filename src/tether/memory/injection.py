@@ -103,10 +103,11 @@ PATTERNS = [
 _COMPILED = [re.compile(pattern) for pattern in PATTERNS]
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=4)
 def normalise(text: str) -> str:
     """The text as the patterns see it (see the module docstring). The last few results
-    are kept: the write policy's signals each normalise the same (redacted) text."""
+    are kept: the write policy's signals each normalise the same (redacted) text, one
+    after the other."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
     text = "".join(
         ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)

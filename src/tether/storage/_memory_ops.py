@@ -294,8 +294,8 @@ class MemoryOps(QueryTransaction):
             TextMatch(
                 memory_id=row["memory_id"],
                 text=row["text"],
-                kind=MemoryKind(row["kind"]),
-                status=MemoryStatus(row["status"]),
+                kind=_KINDS[row["kind"]],
+                status=_STATUSES[row["status"]],
             )
             for row in rows
         ]

@@ -62,11 +62,12 @@ WHERE m.tenant_id = :tenant_id
 ORDER BY hits.rank;
 
 -- name: match_memories_text
--- Unranked: every candidate is checked by the caller, so bm25 is not computed.
+-- Unranked: every candidate is checked by the caller, so bm25 is not computed; only what
+-- the near-duplicate check compares is returned.
 WITH hits AS (
     SELECT rowid FROM memory_fts WHERE memory_fts MATCH :match LIMIT :limit
 )
-SELECT m.*, 0.0 AS lexical_score
+SELECT m.memory_id, m.text, m.kind, m.status
 FROM hits JOIN memories m ON m.fts_rowid = hits.rowid
 WHERE m.tenant_id = :tenant_id
   AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes));
