@@ -222,3 +222,42 @@ def test_reembed_gives_older_memories_their_sentence_vectors(app: Tether) -> Non
     app.memory.reembed(olga(app))  # again: the parts are replaced, not added
 
     assert len(vectors_of(app, decision.memory_id, HashingEmbedder().id)) == 4
+
+
+def test_the_word_match_finds_every_memory_holding_enough_of_the_words(app: Tether) -> None:
+    """``match_memory_texts`` returns every memory of the scope holding at least
+    ``at_least`` of the words, whatever their order and the other words around them, and
+    none holding fewer (PostgreSQL counts each memory's words in one pass over the posting
+    lists; SQLite matches every ``at_least``-word group)."""
+    probe = ["harbour", "lantern", "meadow", "quartz", "violin"]
+    texts = {
+        "all": "violin quartz meadow lantern harbour",
+        "four": "the quartz violin by the meadow harbour at dusk",
+        "three": "a harbour lantern and a violin case",
+        "two": "meadow and quartz only",
+        "one": "a lonely lantern",
+        "none": "nothing of the kind here",
+    }
+    ids = {}
+    for name, text in texts.items():
+        decision = app.memory.propose(olga(app), proposal(text))
+        ids[str(decision.memory_id)] = name
+    with app.storage.transaction("acme", write=False) as txn:
+        for at_least, expected in [
+            (5, {"all"}),
+            (4, {"all", "four"}),
+            (3, {"all", "four", "three"}),
+            (1, {"all", "four", "three", "two", "one"}),
+        ]:
+            found = txn.match_memory_texts(
+                "acme",
+                words=probe,
+                scopes=[scope_key(Scope.USER, "u-1")],
+                at_least=at_least,
+                limit=100,
+            )
+            assert {ids[m.memory_id] for m in found} == expected, at_least
+            other = txn.match_memory_texts(
+                "acme", words=probe, scopes=[scope_key(Scope.USER, "u-2")], at_least=1, limit=100
+            )
+            assert other == []

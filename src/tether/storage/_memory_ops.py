@@ -289,7 +289,9 @@ class MemoryOps(QueryTransaction):
         if not 1 <= at_least <= len(unique):
             return []
         groups = [list(group) for group in itertools.combinations(unique, at_least)]
-        rows = self._text_rows(tenant_id, groups, scopes, limit, ranked=False)
+        rows = self._text_rows(
+            tenant_id, groups, scopes, limit, ranked=False, at_least=at_least, words=len(unique)
+        )
         return [
             TextMatch(
                 memory_id=row["memory_id"],
@@ -308,7 +310,12 @@ class MemoryOps(QueryTransaction):
         limit: int,
         *,
         ranked: bool,
+        at_least: int = 1,
+        words: int = 1,
     ) -> list[Row]:
+        """The ranked search's rows, or the unranked match's: memories holding every word
+        of one of ``groups`` (``at_least`` of ``words`` distinct words, for a backend that
+        counts them rather than matching each group)."""
         cleaned = (
             tuple(w for w in (re.sub(r"[^\w]", "", word) for word in group) if w)
             for group in groups
@@ -323,6 +330,7 @@ class MemoryOps(QueryTransaction):
                 "match": self._text_query(tenant_id, clean, scopes),
                 "scopes": self._array_in(scopes),
                 "limit": limit,
+                **({} if ranked else {"at_least": at_least, "probe_words": words}),
             },
         )
 

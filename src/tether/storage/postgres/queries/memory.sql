@@ -108,22 +108,35 @@ ORDER BY lexical_score DESC, m.memory_id
 LIMIT %(limit)s;
 
 -- name: match_memories_text
--- Unranked: every candidate is checked by the caller. Candidates as search_memories_text's.
-WITH hits AS (
-    SELECT DISTINCT t.memory_id FROM memory_terms t
-    WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = ANY(%(scopes)s::text[])
-      AND t.term = ANY(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+-- Unranked: every candidate is checked by the caller. The memories holding at least
+-- %(at_least)s of the probe's words, counted in one pass over the words' posting lists (a
+-- memory_terms row is one lexeme of one memory); two words of one stem are one lexeme, so
+-- the count asked for drops by the words the stemmer merged or dropped (a superset: the
+-- caller compares words). Only what the near-duplicate check compares is returned.
+WITH probe AS (
+    SELECT DISTINCT lexeme
+    FROM unnest(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+        AS word (lexeme)
+), hits AS (
+    SELECT t.memory_id FROM probe
+    CROSS JOIN LATERAL (
+        SELECT memory_id FROM memory_terms
+        WHERE tenant_id = %(tenant_id)s AND scope_key = ANY(%(scopes)s::text[])
+          AND term = probe.lexeme
+        OFFSET 0
+    ) AS t
+    GROUP BY t.memory_id
+    HAVING count(*) >= %(at_least)s - (%(probe_words)s - (SELECT count(*) FROM probe))
+    LIMIT %(limit)s
 )
-SELECT m.*, 0.0 AS lexical_score
+SELECT m.memory_id, m.text, m.kind, m.status
 FROM hits
 CROSS JOIN LATERAL (
     SELECT * FROM memories
     WHERE tenant_id = %(tenant_id)s AND memory_id = hits.memory_id
     LIMIT 1
 ) AS m
-WHERE m.tsv @@ to_tsquery('english', %(match)s)
-  AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
-LIMIT %(limit)s;
+WHERE m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[]);
 
 -- name: insert_memory_subject
 INSERT INTO memory_subjects (tenant_id, subject_id, memory_id)
