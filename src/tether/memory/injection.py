@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 _LOOKALIKES = str.maketrans(
@@ -103,11 +102,8 @@ PATTERNS = [
 _COMPILED = [re.compile(pattern) for pattern in PATTERNS]
 
 
-@lru_cache(maxsize=4)
 def normalise(text: str) -> str:
-    """The text as the patterns see it (see the module docstring). The last few results
-    are kept: the write policy's signals each normalise the same (redacted) text, one
-    after the other."""
+    """The text as the patterns see it (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
     text = "".join(
         ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
@@ -123,9 +119,10 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def looks_like_instruction(text: str) -> str | None:
-    """The pattern an instruction-like text matched, or ``None``."""
-    plain = normalise(text)
+def looks_like_instruction(text: str, *, plain: str | None = None) -> str | None:
+    """The pattern an instruction-like text matched, or ``None``; ``plain``: the text
+    already normalised, if the caller has it."""
+    plain = normalise(text) if plain is None else plain
     for pattern in _COMPILED:
         if pattern.search(plain):
             return pattern.pattern

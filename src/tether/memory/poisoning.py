@@ -530,7 +530,7 @@ def assess(
     weights = model()
     framed = frames(text, source)
     signals: list[str] = ["authority_frame"] if framed.fired else []
-    pattern = looks_like_instruction(text)
+    pattern = looks_like_instruction(text, plain=plain)
     if pattern is not None:
         signals.append("pattern")
     if source in UNTRUSTED_SOURCES and structural(found, source):
@@ -550,7 +550,7 @@ def assess(
     excused = framed.restricted and _STEERING.isdisjoint(found)
     if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
         signals = []
-    ruled = rules(text, source)
+    ruled = rules(text, source, plain=plain)
     if ruled.kept and _WORD_LEVEL.issuperset(signals):
         signals = []
     if ruled.fired:

@@ -198,9 +198,10 @@ def _standing(plain: str) -> bool:
     return any(not _hedged(plain, m.start()) for m in w.STANDING_OK.finditer(plain))
 
 
-def rules(text: str, source: str) -> Rules:
-    """The structural rules that fire on ``text`` (already redacted) from ``source``."""
-    plain = normalise(text)
+def rules(text: str, source: str, *, plain: str | None = None) -> Rules:
+    """The structural rules that fire on ``text`` (already redacted) from ``source``;
+    ``plain``: the text already normalised, if the caller has it."""
+    plain = normalise(text) if plain is None else plain
     fired: list[str] = []
     untrusted = source in w.UNTRUSTED
     addressed = re.search(w.AGENT, plain) and (
