@@ -164,6 +164,21 @@ class SQLiteTransaction(
             for group in groups
         )
 
+    def _ranked_text_query(
+        self, tenant_id: str, words: Sequence[str], scopes: Sequence[str], common: int
+    ) -> str:
+        # Each scope's word is its own index term: one query counts each term's memories
+        # (up to the cut-off), and a term above it is left out when another is not.
+        terms = [f'"{scope_token(tenant_id, scope)}{word}"' for scope in scopes for word in words]
+        counted = self._fetch(
+            "count_memory_terms",
+            {"terms": canonical.dumps(terms), "common": common},
+        )
+        rare = [
+            terms[int(row["position"])] for row in counted if 0 < int(row["memories"]) <= common
+        ]
+        return " OR ".join(rare or terms)
+
     def _array_in(self, values: Sequence[str]) -> str:
         return canonical.dumps(list(values))
 

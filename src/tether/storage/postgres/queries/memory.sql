@@ -64,17 +64,32 @@ LIMIT %(limit)s;
 -- final match and scope re-check drop (none while memory_terms follows every insert and
 -- delete; twice the limit cost a sixth more). Only the columns recall ranks by are returned (a
 -- candidate, not a record: the tsvector and the timestamps recall does not read stay on
--- the server).
-WITH terms AS (
+-- the server). A lexeme of more memories in its scope than the cut-off is left out when
+-- another is not (tether.storage._memory_ops.COMMON_WORD_MEMORIES): each lexeme is first
+-- counted up to one past that, and only when every lexeme passed it are all counted in full.
+WITH words AS (
     SELECT key.scope_key, word.term, counted.df, counted.lengths
     FROM unnest(%(scopes)s::text[]) AS key (scope_key)
     CROSS JOIN unnest(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
         AS word (term)
     CROSS JOIN LATERAL (
-        SELECT count(*)::double precision AS df, sum(t.length) AS lengths FROM memory_terms t
-        WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = key.scope_key AND t.term = word.term
+        SELECT count(*)::double precision AS df, sum(capped.length) AS lengths FROM (
+            SELECT t.length FROM memory_terms t
+            WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = key.scope_key
+              AND t.term = word.term
+            LIMIT %(common)s + 1
+        ) AS capped
     ) AS counted
     WHERE counted.df > 0
+), terms AS (
+    SELECT scope_key, term, df, lengths FROM words WHERE df <= %(common)s
+    UNION ALL
+    SELECT words.scope_key, words.term, whole.df, whole.lengths
+    FROM words CROSS JOIN LATERAL (
+        SELECT count(*)::double precision AS df, sum(t.length) AS lengths FROM memory_terms t
+        WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = words.scope_key AND t.term = words.term
+    ) AS whole
+    WHERE NOT EXISTS (SELECT 1 FROM words WHERE df <= %(common)s)
 ), postings AS (
     SELECT sum(df) AS total, greatest(sum(lengths) / sum(df), 1.0) AS average FROM terms
 ), hits AS (

@@ -61,6 +61,15 @@ WHERE m.tenant_id = :tenant_id
   AND m.scope || ':' || m.scope_id IN (SELECT value FROM json_each(:scopes))
 ORDER BY hits.rank;
 
+-- name: count_memory_terms
+-- How many memories hold each index term (a JSON array of quoted terms), counted up to one
+-- past :common: FTS5 reads a term's rows in rowid order, so the count stops there.
+SELECT term.key AS position,
+       (SELECT count(*) FROM (
+            SELECT rowid FROM memory_fts WHERE memory_fts MATCH term.value LIMIT :common + 1
+       )) AS memories
+FROM json_each(:terms) AS term;
+
 -- name: match_memories_text
 -- Unranked: every candidate is checked by the caller, so bm25 is not computed; only what
 -- the near-duplicate check compares is returned.
