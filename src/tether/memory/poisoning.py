@@ -385,7 +385,16 @@ when the lexicon found some other category, since alone they say nothing of auth
 _STEERING = frozenset({"agent", "weaken", "exfiltrate", "directive"})
 """Categories a denial or "only" does not excuse: an order, a bypass, data sent away (a
 control kept or tightened excuses an order: "always anonymise the data")."""
-"""With ``privilege``, what makes a text a claim or a grant rather than a mention."""
+_BELIEF = re.compile(
+    r"\b(?:the|het|de|il|lo|das|le|el|o)?\s*(?:model|modell|modele|modelo|modello|assistant|"
+    r"assistent|assistente|asistente|ai|llm|ki|ia)\s+(?:thinks|believes|infers|inferred|"
+    r"assumes|guesses|concludes|concluded|deduces|estimates|suspects|reckons|denkt|gelooft|"
+    r"vermoedt|schat|leidt af|glaubt|vermutet|schliesst|nimmt an|pense|croit|suppose|deduit|"
+    r"estime|conclut|cree|piensa|supone|deduce|estima|concluye|ritiene|crede|suppone|"
+    r"stima|conclude|acha|julga|supoe|deduz|conclui)\b(?:\s+(?:that|dass|dat|que|che|qu))?"
+)
+"""A model's inference naming itself as the one who believes ("the model thinks that",
+"il modello ritiene che"): the writer, not the agent addressed."""
 
 
 @dataclass(frozen=True)
@@ -526,7 +535,7 @@ def assess(
     embedder is the default model the embedding weights were trained for.
     """
     plain = normalise(text)
-    found = categories(plain)
+    found = categories(_BELIEF.sub(" ", plain) if source == "model_inference" else plain)
     weights = model()
     framed = frames(text, source)
     signals: list[str] = ["authority_frame"] if framed.fired else []

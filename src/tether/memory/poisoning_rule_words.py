@@ -174,11 +174,16 @@ DATA = re.compile(
     r"customer\w*|client\w*|kunden\w*|klant\w*|analis\w*|analys\w*|esami|exames|lab|"
     r"mails|emails|e mails|correos|archiv\w*|backup\w*|database\w*|logs|leads|"
     r"contacts|kontakte|contactos|contatti|contacten|resultad\w*|risultat\w*|resultat\w*|"
+    r"gegevens|donnees|dokument\w*|unterlagen|akte|akten|expedient\w*|fascicol\w*|"
+    r"prontuario\w*|historial\w*|cartell\w*|"
     r"ergebnis\w*|uitslag\w*|transcript\w*|chats|conversations|history)\b"
 )
 EMAIL = re.compile(r"\[email\]", re.IGNORECASE)
 NEEDLESS = re.compile(
     r"\b(?:no need|not needed|isn't needed|is not needed|aren't needed|not necessary|"
+    r"no (?:\w+ ){1,2}?(?:needed|required|necessary)|"
+    r"kein\w* (?:\w+ ){1,2}?(?:mehr )?(?:notig|erforderlich|noetig)|"
+    r"geen (?:\w+ ){1,2}?(?:meer )?(?:nodig|vereist)|"
     r"unnecessary|isn't necessary|not required|isn't required|no longer (?:needed|required|"
     r"necessary|have to|need)|doesn't apply|does not apply|don't apply|do not apply|"
     r"just (?:noise|a formality|for show)|a formality|optional|no questions asked|"
@@ -493,6 +498,10 @@ NOT = _alternation(
     "niet nooit kein*"
 )
 """A negation, without the words that are also articles or prepositions ("no": "in the")."""
+NEG_AFTER = _alternation(
+    "geen only nur seulement uniquement solo solamente soltanto apenas alleen enkel"
+)
+"""After a modal, what else undoes it: Dutch "geen" (no), and "only" ("may only read")."""
 ADDRESSED = re.compile(
     r"(?:^|[\s>])(?:model|ai|assistant|llm|bot|agent|system|chatbot|copilot)\s?:|"
     r"\b(?:to|for|->)\s+(?:the\s+)?(?:ai|assistant|model|llm|bot|agent)\s?:"

@@ -20,7 +20,8 @@ slips past them. These rules ask coarser questions that do not depend on that no
 
 Each is named in the decision (``signals: rule; rules: ...``). The words are classes in
 English, German, French, Spanish, Italian, Portuguese and Dutch; a negation or "only"
-just before the modal undoes a permission ("is not allowed to", "only admins may").
+just before the modal undoes a permission ("is not allowed to", "only admins may"), as
+does one just after it ("may not", "darf ich keine", "mag ik zelf geen").
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ def _hedged(plain: str, start: int) -> bool:
     return bool(re.search(w.NEG, " ".join(before)))
 
 
+def _denied_after(plain: str, end: int) -> bool:
+    """A negation or "only" in the three words after a modal that ends at ``end``: the
+    word order of "may not", "darf ich keine", "mag ik zelf geen", "may only"."""
+    after = " ".join(plain[end:].split()[:3])
+    return bool(re.search(w.NOT, after) or re.search(w.NEG_AFTER, after))
+
+
 def _permission(plain: str, untrusted: bool) -> bool:
     patterns = [w.PERMIT_STRONG, w.PERMIT_WEAK] if untrusted else [w.PERMIT_STRONG]
     for pattern in patterns:
@@ -55,7 +63,8 @@ def _permission(plain: str, untrusted: bool) -> bool:
             if match.group(0) == "may" and not re.match(r"\s+\w+", plain[match.end() :]):
                 continue
             after = " ".join(plain[match.end() :].split()[:10])
-            if re.search(w.BROAD, after) and not _hedged(plain, match.start()):
+            denied = _hedged(plain, match.start()) or _denied_after(plain, match.end())
+            if re.search(w.BROAD, after) and not denied:
                 return True
     return False
 
