@@ -12,6 +12,13 @@ scopes they touched. Scores are exact cosines (vectors are stored L2-normalised)
 with numpy's ``einsum`` loop, which streams a row-major float32 matrix at memory bandwidth
 (BLAS ``gemv`` measured slower on this shape); large matrices are split across worker
 threads, each taking a block of rows, since the product releases the GIL.
+
+From :data:`FIRST_PASS_ROWS` rows up, when onnxruntime is installed, a first pass scores
+an int8 copy of the matrix instead (:mod:`tether.memory.first_pass`: a quarter of the bytes
+per query), and an exact float32 re-score of the rows it cannot rule out, by a bound on its
+rounding, gives the same memories and scores as the exact product (``bench/README.md`` has
+the figures). The int8 chunks are kept with the matrix and carried over when rows are
+appended.
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from tether.memory import first_pass
+from tether.memory.first_pass import CHUNK_ROWS, Chunk, QueryCode
 from tether.memory.models import MemoryRecord
 from tether.memory.text import scope_key, sentences
 from tether.storage.stores import MemoryStore
@@ -44,6 +54,16 @@ own full-text query is done, so the cores stay busy to the end."""
 WORKERS = 2
 """Worker threads for vector products (the machines Tether targets have few cores)."""
 
+FIRST_PASS_ROWS = 2 * CHUNK_ROWS
+"""From this many rows up, the int8 first pass and an exact re-score replace the float32
+product over every row (when onnxruntime is installed)."""
+
+SAMPLE_STRIDE = 8
+"""Every this-many-th first-pass score of a chunk is read to set the cut of the rows the
+chunk re-scores exactly."""
+
+_BUILD_LOCK = threading.Lock()
+
 CacheKey = tuple[str, str, tuple[str, ...]]
 
 
@@ -52,7 +72,7 @@ class ScopeMatrix:
     sentence vectors has several rows, at most ``rows_per_memory``. ``versions`` are the
     scopes' write counters the rows were read at."""
 
-    __slots__ = ("_rows", "ids", "matrix", "rows_per_memory", "versions")
+    __slots__ = ("_chunks", "_rows", "ids", "matrix", "rows_per_memory", "versions")
 
     def __init__(
         self,
@@ -68,6 +88,24 @@ class ScopeMatrix:
             max(Counter(ids).values(), default=1) if rows_per_memory is None else rows_per_memory
         )
         self._rows: dict[str, list[int]] | None = None
+        self._chunks: tuple[Chunk, ...] = ()
+
+    def first_pass(self) -> tuple[Chunk, ...]:
+        """The int8 chunks of every full :data:`CHUNK_ROWS` rows, from the first row; the
+        chunks not built yet are built now (on first use, and after appends fill one:
+        about 2.5 ms per 1,000 rows of 384 dimensions, on top of reading the rows)."""
+        full = len(self.ids) // CHUNK_ROWS
+        if len(self._chunks) < full:
+            with _BUILD_LOCK:
+                chunks = list(self._chunks)
+                for start in range(len(chunks) * CHUNK_ROWS, full * CHUNK_ROWS, CHUNK_ROWS):
+                    chunks.append(Chunk(self.matrix[start : start + CHUNK_ROWS], start))
+                self._chunks = tuple(chunks)
+        return self._chunks
+
+    def share_first_pass(self, before: ScopeMatrix) -> None:
+        """Take over the int8 chunks of ``before`` (this matrix's first rows, unchanged)."""
+        self._chunks = before._chunks
 
     def rows_of(self, memory_id: str) -> list[int]:
         """The row numbers of ``memory_id`` (none if it has no vector here); the index is
@@ -180,6 +218,7 @@ class ScopeVectors:
             most = max(cached.rows_per_memory, *Counter(ids).values())
             grown = ScopeMatrix(cached.ids + ids, np.ascontiguousarray(matrix), (current,), most)
             grown.extend_rows(cached, ids)
+            grown.share_first_pass(cached)
             self._cache[cache_key] = grown
 
     def top_scores(
@@ -192,7 +231,10 @@ class ScopeVectors:
         each), each scored and cut to its own best ``pool`` on a worker, and this returns
         at once, so the caller's full-text query runs meanwhile; calling the result scores
         the blocks no worker has started yet on the caller's thread and waits for the
-        rest.
+        rest. From :data:`FIRST_PASS_ROWS` rows up (onnxruntime installed) the blocks are
+        the int8 chunks, each scored by the first pass and its best rows re-scored
+        exactly, and the rows past the last chunk; then the rows the first pass's bound
+        cannot rule out are re-scored too (:func:`_exact_rest`).
         """
         import numpy as np
 
@@ -204,21 +246,30 @@ class ScopeVectors:
         if rows < PARALLEL_VECTOR_ROWS:
             found = _block_best(cached.matrix, vector, 0, best_rows)
             return lambda: _by_id(cached, [found], pool)
+        jobs: list[Callable[[], _Scored]] = []
+        start = 0
+        if rows >= FIRST_PASS_ROWS and first_pass.available():
+            code = QueryCode(vector)
+            chunks = cached.first_pass()
+            for chunk in chunks:
+                jobs.append(partial(_chunk_best, chunk, cached.matrix, vector, code, best_rows))
+            start = len(chunks) * CHUNK_ROWS
+            size = max(rows - start, 1)
+        else:
+            size = min(BLOCK_ROWS, -(-rows // (WORKERS * BLOCKS_PER_WORKER)))
+        for offset in range(start, rows, size):
+            block = cached.matrix[offset : offset + size]
+            jobs.append(partial(_block_scored, block, vector, offset, best_rows))
         workers = self._pool()
-        size = min(BLOCK_ROWS, -(-rows // (WORKERS * BLOCKS_PER_WORKER)))
-        blocks = [
-            (cached.matrix[start : start + size], vector, start, best_rows)
-            for start in range(0, rows, size)
-        ]
-        futures = [workers.submit(_block_best, *block) for block in blocks]
+        futures = [workers.submit(job) for job in jobs]
 
         def gather() -> dict[str, float]:
             # The caller, done with its own query, scores the blocks no worker has
             # started yet (from the last one back) instead of waiting for them.
             found = []
-            for block, future in reversed(list(zip(blocks, futures, strict=True))):
-                found.append(_block_best(*block) if future.cancel() else future.result())
-            return _by_id(cached, found, pool)
+            for job, future in reversed(list(zip(jobs, futures, strict=True))):
+                found.append(job() if future.cancel() else future.result())
+            return _exact_rest(cached, vector, found, pool)
 
         return gather
 
@@ -242,14 +293,85 @@ def _block_best(matrix: Any, vector: Any, offset: int, pool: int) -> tuple[Any, 
     return np.arange(offset, offset + len(scores)), scores
 
 
+_Scored = tuple[Any, Any, Any, float, int]
+"""A block's re-scored rows (numbered from the matrix's first row), their exact cosines,
+and for an int8 chunk the first-pass scores of all its rows, their bound and the chunk's
+first row (``None``, 0.0 and 0 for a float32 block)."""
+
+
+def _block_scored(matrix: Any, vector: Any, offset: int, pool: int) -> _Scored:
+    rows, scores = _block_best(matrix, vector, offset, pool)
+    return rows, scores, None, 0.0, 0
+
+
+def _chunk_best(chunk: Chunk, matrix: Any, vector: Any, code: QueryCode, pool: int) -> _Scored:
+    """The chunk's best rows by the first pass (at least ``pool``: those at or above a cut
+    read from every :data:`SAMPLE_STRIDE`-th score, about twice ``pool``; or the ``pool``
+    best if the cut finds too few or too many), re-scored exactly, with the first pass's
+    scores of all its rows and their bound."""
+    import numpy as np
+
+    approx = chunk.scores(code)
+    if len(approx) <= pool:
+        picked = np.arange(len(approx))
+    else:
+        sample = approx[::SAMPLE_STRIDE]
+        rank = min(len(sample), pool * 2 // SAMPLE_STRIDE + 1)
+        cut = np.partition(sample, len(sample) - rank)[len(sample) - rank]
+        picked = np.flatnonzero(approx >= cut)
+        if not pool <= len(picked) <= 4 * pool:
+            picked = np.sort(np.argpartition(approx, len(approx) - pool)[-pool:])
+    rows = picked + chunk.start
+    exact = np.einsum("ij,j->i", matrix[rows], vector)
+    return rows, exact, approx, chunk.bound(code), chunk.start
+
+
+def _exact_rest(
+    cached: ScopeMatrix, vector: Any, found: list[_Scored], pool: int
+) -> dict[str, float]:
+    """The ``pool`` best memories, exactly: the ``pool``-th best memory among the rows
+    re-scored so far is a threshold no memory of the best ``pool`` is below; every row of
+    a chunk whose first-pass score is within the chunk's bound of it is re-scored too
+    (exactly, as :func:`_block_best` scores), so no row left out can reach it."""
+    import numpy as np
+
+    scored = [(rows, scores) for rows, scores, _, _, _ in found]
+    best = _by_id(cached, scored, pool)
+    threshold = min(best.values()) if len(best) >= pool else -np.inf
+    more = False
+    for rows, _, approx, bound, start in found:
+        if approx is None:
+            continue
+        wanted = approx >= threshold - bound
+        wanted[rows - start] = False
+        rest = np.flatnonzero(wanted)
+        if len(rest):
+            rest += start
+            scored.append((rest, np.einsum("ij,j->i", cached.matrix[rest], vector)))
+            more = True
+    return _by_id(cached, scored, pool) if more else best
+
+
 def _by_id(cached: ScopeMatrix, found: list[tuple[Any, Any]], pool: int) -> dict[str, float]:
-    """The ``pool`` best memories of the blocks' best rows, each by its best row."""
+    """The ``pool`` best memories of the blocks' best rows, each by its best row (ties by
+    memory id)."""
+    import numpy as np
+
+    if not found:
+        return {}
+    rows = np.concatenate([block_rows for block_rows, _ in found])
+    scores = np.concatenate([block_scores for _, block_scores in found])
     best: dict[str, float] = {}
-    for rows, scores in found:
-        for row, score in zip(rows, scores, strict=True):
-            memory_id = cached.ids[int(row)]
-            if float(score) > best.get(memory_id, -2.0):
-                best[memory_id] = float(score)
+    last = 0.0
+    # Best row first: a memory's first row is its best; past the pool-th memory, only the
+    # memories tied with it are still read, for the tie-break by id.
+    for index in np.argsort(-scores, kind="stable"):
+        score = float(scores[index])
+        if len(best) >= pool and score < last:
+            break
+        memory_id = cached.ids[int(rows[index])]
+        if memory_id not in best:
+            best[memory_id] = last = score
     if len(best) <= pool:
         return best
     return dict(sorted(best.items(), key=lambda item: (-item[1], item[0]))[:pool])
