@@ -41,7 +41,7 @@ from tests.support import TestDatabase, auditor
 from tether import FakeClock, Tether
 from tether.errors import NotFound, TetherError
 from tether.memory.models import MemoryKind, PolicyDecision, Scope, SourceType, Verdict
-from tether.storage._memory_ops import SCOPE_PREFIX_LENGTH
+from tether.storage._scope_terms import SCOPE_PREFIX_LENGTH
 
 ERASED_MARKERS = (
     "zebrafinch",

@@ -41,7 +41,6 @@ from tether.storage._graph_writes import (
 )
 from tether.storage._group_commit import GroupCommit, StepOutcome
 from tether.storage._langgraph_ops import LangGraphOps, checkpoint_row, graph_write_rows
-from tether.storage._memory_ops import MemoryOps, scope_token, scoped_terms
 from tether.storage._operations_ops import OperationsOps
 from tether.storage._procedures_ops import ProceduresOps
 from tether.storage._runs_ops import RunOps
@@ -68,6 +67,7 @@ from tether.storage.rows import (
     GraphWriteRow,
     NextEntry,
 )
+from tether.storage.sqlite._text_index import TextIndexOps, scoped_terms_sql
 from tether.storage.sqlite.wakeups import SQLiteWakeups
 from tether.storage.sqlite.writers import writer_lock
 from tether.validation import check_params
@@ -113,7 +113,7 @@ def translate_error(exc: sqlite3.Error, path: Path) -> NoReturn:
 class SQLiteTransaction(
     WebhookOps,
     RunOps,
-    MemoryOps,
+    TextIndexOps,
     WorkingOps,
     ThreadOps,
     ProceduresOps,
@@ -135,49 +135,6 @@ class SQLiteTransaction(
         for one in params:
             check_params(one)
         self.connection.executemany(self._queries[name], [dict(p) for p in params])
-
-    def _index_text(self, text: str, context: str, scope_token: str) -> int | None:
-        cursor = self.connection.execute(
-            self._queries["insert_memory_fts"],
-            {
-                "terms": scoped_terms(scope_token, text),
-                "context": scoped_terms(scope_token, context),
-            },
-        )
-        if cursor.lastrowid is None:
-            raise StorageError("the full-text index returned no row id")
-        return int(cursor.lastrowid)
-
-    def _unindex_text(self, row: Row) -> None:
-        if row["fts_rowid"] is not None:
-            self.connection.execute(
-                self._queries["delete_memory_fts"], {"fts_rowid": row["fts_rowid"]}
-            )
-
-    def _text_query(
-        self, tenant_id: str, groups: Sequence[Sequence[str]], scopes: Sequence[str]
-    ) -> str:
-        prefixes = [scope_token(tenant_id, scope) for scope in scopes]
-        return " OR ".join(
-            "(" + " AND ".join(f'"{prefix}{word}"' for word in group) + ")"
-            for prefix in prefixes
-            for group in groups
-        )
-
-    def _ranked_text_query(
-        self, tenant_id: str, words: Sequence[str], scopes: Sequence[str], common: int
-    ) -> str:
-        # Each scope's word is its own index term: one query counts each term's memories
-        # (up to the cut-off), and a term above it is left out when another is not.
-        terms = [f'"{scope_token(tenant_id, scope)}{word}"' for scope in scopes for word in words]
-        counted = self._fetch(
-            "count_memory_terms",
-            {"terms": canonical.dumps(terms), "common": common},
-        )
-        rare = [
-            terms[int(row["position"])] for row in counted if 0 < int(row["memories"]) <= common
-        ]
-        return " OR ".join(rare or terms)
 
     def _array_in(self, values: Sequence[str]) -> str:
         return canonical.dumps(list(values))
@@ -250,7 +207,7 @@ class SQLiteStorage:
             )
             conn.row_factory = sqlite3.Row
             # The memory migration that rebuilds the full-text index calls it.
-            conn.create_function("tether_scoped_terms", 3, _scoped_terms_sql, deterministic=True)
+            conn.create_function("tether_scoped_terms", 3, scoped_terms_sql, deterministic=True)
             conn.execute(f"PRAGMA busy_timeout = {int(self._settings.sqlite_busy_timeout_ms)}")
             self._enable_wal(conn)
             conn.execute(f"PRAGMA synchronous = {self._settings.sqlite_synchronous}")
@@ -538,10 +495,6 @@ def _isolated_step(txn: SQLiteTransaction, write: StepWrite, path: Path) -> Step
             outcome = conflict
     conn.execute("RELEASE SAVEPOINT step")
     return outcome
-
-
-def _scoped_terms_sql(tenant_id: str, scope: str, text: str) -> str:
-    return scoped_terms(scope_token(tenant_id, scope), text)
 
 
 class _Transaction:
