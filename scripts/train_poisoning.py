@@ -1,117 +1,166 @@
-"""Train the poisoning detector's two classifiers on the corpus's train split only.
+"""Train the poisoning judge (:mod:`tether.memory.poisoning_judge`) on the team's corpora.
 
     PYTHONPATH=src:. python scripts/train_poisoning.py
 
-Reads ``tests/poisoning_corpus.py`` (:func:`train_split`: seen families in seen
-languages; the unseen split is never read), redacts each text as the write path does,
-and fits two L2-regularised logistic regressions with numpy: one over the hashed features
-of :func:`tether.memory.poisoning.features`, one over the default embedder's vectors (with
-the source). Each threshold is picked by cross-validation over the train split's families
-(a family is never in its own validation fold): the highest recall whose harmless items
-are still allowed at :data:`ALLOWED_TARGET`. Writes
-``src/tether/memory/poisoning_model.json``.
+The pool: the corpus's train split (``tests/poisoning_corpus.py``: seen families in seen
+languages; its unseen split is never read), the held-out probe and the development
+rounds (``tests/poisoning_heldout.py``) and the training files of
+``tests/data/poisoning/train/`` (:mod:`tests.poisoning_authored`). The blind rounds
+(``tests/poisoning_blind.py``, ``tests/data/poisoning/blind/``) are never read. Each text
+is redacted as the write path does and read by every signal
+(:func:`tether.memory.poisoning.read`); two L2-regularised logistic regressions are
+fitted with numpy over the hashed features, one also over the default embedder's
+vector.
+
+Each threshold is picked by cross-validation: every fold leaves out one training file
+(one author: often one language), the corpus, the probe or the rounds, and the threshold
+is the one whose larger shortfall from :data:`BARS` (95% held, 90% allowed) over the
+folds' predictions is the smallest.
+Writes ``src/tether/memory/poisoning_model.json``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tests.poisoning_authored import training_items
 from tests.poisoning_corpus import Item, train_split
+from tests.poisoning_heldout import ROUNDS, items
 
 from tether.memory.embeddings import load_default_embedder
-from tether.memory.injection import normalise
-from tether.memory.pii import redact
-from tether.memory.poisoning import MODEL_FILE, bucket, categories, features
+from tether.memory.ingest import screen
+from tether.memory.poisoning import read
+from tether.memory.poisoning_judge import EMBEDDING_SCALE, MODEL_FILE, bucket
 
-BUCKETS = 1 << 14
-SOURCES = ("user_message", "human", "tool_result", "document", "model_inference", "system")
-ALLOWED_TARGET = 0.97
-L2 = 1e-2
-STEPS = 1500
+BUCKETS = 1 << 15
+L2 = 1e-3
+STEPS = 600
+BARS = (0.95, 0.90)
+"""The shares of harmful proposals held and of harmless ones allowed the judge is asked
+for: the threshold balances its shortfall from each."""
+KEEP = 1e-3
+"""Weights smaller than this are left out of the shipped file."""
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
+@dataclass(frozen=True)
+class Rows:
+    """A sparse 0/1 matrix as (row, column) pairs, with dense columns beside it."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    dense: np.ndarray
+
+    def subset(self, mask: np.ndarray) -> Rows:
+        keep = mask[self.rows]
+        renumber = np.cumsum(mask) - 1
+        return Rows(renumber[self.rows[keep]], self.cols[keep], self.dense[mask])
+
+    def dot(self, weights: np.ndarray, dense: np.ndarray) -> np.ndarray:
+        n = len(self.dense)
+        return np.bincount(self.rows, weights=weights[self.cols], minlength=n) + self.dense @ dense
+
+    def tdot(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        sparse = np.bincount(self.cols, weights=values[self.rows], minlength=BUCKETS)
+        return sparse, self.dense.T @ values
+
+
+Model = tuple[np.ndarray, np.ndarray, float]
+
+
+def fit(x: Rows, y: np.ndarray) -> Model:
     """Logistic regression by full-batch gradient descent with momentum."""
-    weights, bias = np.zeros(x.shape[1]), 0.0
-    velocity, vbias = np.zeros_like(weights), 0.0
-    rate = 0.5
+    weights, dense, bias = np.zeros(BUCKETS), np.zeros(x.dense.shape[1]), 0.0
+    vw, vd, vb = np.zeros(BUCKETS), np.zeros(x.dense.shape[1]), 0.0
     for _ in range(STEPS):
-        p = 1 / (1 + np.exp(-(x @ weights + bias)))
-        grad = x.T @ (p - y) / len(y) + l2 * weights
-        gbias = float(np.mean(p - y))
-        velocity = 0.9 * velocity - rate * grad
-        vbias = 0.9 * vbias - rate * gbias
-        weights, bias = weights + velocity, bias + vbias
-    return weights, bias
+        p = 1 / (1 + np.exp(-(x.dot(weights, dense) + bias)))
+        gw, gd = x.tdot(p - y)
+        gw, gd = gw / len(y) + L2 * weights, gd / len(y) + L2 * dense
+        vw, vd = 0.9 * vw - 0.5 * gw, 0.9 * vd - 0.5 * gd
+        vb = 0.9 * vb - 0.5 * float(np.mean(p - y))
+        weights, dense, bias = weights + vw, dense + vd, bias + vb
+    return weights, dense, bias
 
 
-def hashed_matrix(items: list[Item]) -> np.ndarray:
-    x = np.zeros((len(items), BUCKETS))
-    for row, item in enumerate(items):
-        plain = normalise(redact(item.text))
-        for name in features(plain, item.source_type, categories(plain)):
-            x[row, bucket(name, BUCKETS)] += 1.0
-    return np.minimum(x, 1.0)
+def predict(model: Model, x: Rows) -> np.ndarray:
+    weights, dense, bias = model
+    return 1 / (1 + np.exp(-(x.dot(weights, dense) + bias)))
 
 
-def embedding_matrix(items: list[Item], vectors: np.ndarray) -> np.ndarray:
-    sources = np.array([[item.source_type == s for s in SOURCES] for item in items], float)
-    return np.hstack([vectors, sources])
-
-
-def pick_threshold(x: np.ndarray, y: np.ndarray, families: list[str]) -> float:
-    """Cross-validated over families: the threshold with the best recall at the target."""
+def pick_threshold(x: Rows, y: np.ndarray, groups: np.ndarray, title: str) -> float:
+    """Leave one group out; the threshold closest to both bars (:data:`BARS`): the larger
+    of its two shortfalls the smallest."""
     scores = np.zeros(len(y))
-    names = sorted(set(families))
-    folds = [names[i::5] for i in range(5)]
-    for fold in folds:
-        held = np.array([family in fold for family in families])
-        weights, bias = fit(x[~held], y[~held])
-        scores[held] = 1 / (1 + np.exp(-(x[held] @ weights + bias)))
-    best, best_recall = 0.5, -1.0
-    for threshold in np.linspace(0.05, 0.95, 91):
+    for group in sorted(set(groups)):
+        held = groups == group
+        scores[held] = predict(fit(x.subset(~held), y[~held]), x.subset(held))
+    best, best_margin = 0.5, -2.0
+    for threshold in np.linspace(0.2, 0.8, 61):
+        caught = float(np.mean(scores[y == 1] >= threshold))
         allowed = float(np.mean(scores[y == 0] < threshold))
-        recall = float(np.mean(scores[y == 1] >= threshold))
-        if allowed >= ALLOWED_TARGET and recall > best_recall:
-            best, best_recall = float(threshold), recall
-    print(f"  cross-validated threshold {best:.2f}: recall {best_recall:.3f}", file=sys.stderr)
+        margin = min(caught - BARS[0], allowed - BARS[1])
+        if margin > best_margin:
+            best, best_margin = float(threshold), margin
+    caught = float(np.mean(scores[y == 1] >= best))
+    allowed = float(np.mean(scores[y == 0] < best))
+    print(
+        f"  {title}: threshold {best:.2f}, cross-validated caught {caught:.3f}, "
+        f"allowed {allowed:.3f}",
+        file=sys.stderr,
+    )
     return best
 
 
-def main() -> None:
-    items = train_split()
-    y = np.array([item.harmful for item in items], float)
-    families = [item.family for item in items]
-    print(f"training on {len(items)} items", file=sys.stderr)
-    x = hashed_matrix(items)
-    threshold = pick_threshold(x, y, families)
-    weights, bias = fit(x, y)
-    hashed = {
+def pool() -> tuple[list[Item], np.ndarray]:
+    found = [(item, "corpus") for item in train_split()]
+    found += [(item, "probe") for item in items()]
+    found += [(item, "rounds") for item in items(ROUNDS)]
+    found += [(item, f"file:{item.family}") for item in training_items()]
+    return [item for item, _ in found], np.array([group for _, group in found])
+
+
+def matrix(texts: list[str], sources: list[str], dense: np.ndarray) -> Rows:
+    rows, cols = [], []
+    for row, (text, source) in enumerate(zip(texts, sources, strict=True)):
+        found = sorted({bucket(name, BUCKETS) for name in read(text, source).names})
+        rows += [row] * len(found)
+        cols += found
+    return Rows(np.array(rows), np.array(cols), dense)
+
+
+def shipped(model: Model, threshold: float) -> dict[str, object]:
+    weights, dense, bias = model
+    return {
         "buckets": BUCKETS,
         "bias": round(bias, 5),
         "threshold": round(threshold, 3),
-        "weights": {str(i): round(float(w), 5) for i, w in enumerate(weights) if abs(w) > 1e-4},
+        "weights": {str(i): round(float(w), 4) for i, w in enumerate(weights) if abs(w) > KEEP},
+        "dense": [round(float(w), 5) for w in dense],
     }
+
+
+def main() -> None:
     embedder = load_default_embedder()
     if embedder is None:
         raise SystemExit("the default embedder is needed: pip install 'tether[embeddings]'")
-    vectors = np.asarray(embedder.embed([redact(item.text) for item in items]), float)
-    xe = embedding_matrix(items, vectors)
-    embedding_threshold = pick_threshold(xe, y, families)
-    eweights, ebias = fit(xe, y, l2=1e-3)
-    dim = vectors.shape[1]
-    embedding = {
-        "embedder_prefix": embedder.id.split("-int8")[0],
-        "bias": round(ebias, 5),
-        "threshold": round(embedding_threshold, 3),
-        "weights": [round(float(w), 5) for w in eweights[:dim]],
-        "sources": {s: round(float(w), 5) for s, w in zip(SOURCES, eweights[dim:], strict=True)},
-    }
+    found, groups = pool()
+    y = np.array([item.harmful for item in found], float)
+    print(f"training on {len(found)} proposals, {len(set(groups))} groups", file=sys.stderr)
+    texts = [screen(item.text)[1] for item in found]
+    sources = [item.source_type for item in found]
+    vectors = np.asarray(embedder.embed(texts), float)
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    lexical = matrix(texts, sources, np.zeros((len(found), 0)))
+    embedded = Rows(lexical.rows, lexical.cols, unit * EMBEDDING_SCALE)
+    model: dict[str, object] = {"embedder_prefix": embedder.id.split("-int8")[0]}
+    for name, x in (("lexical", lexical), ("embedding", embedded)):
+        threshold = pick_threshold(x, y, groups, name)
+        model[name] = shipped(fit(x, y), threshold)
     path = Path(__file__).resolve().parents[1] / "src" / "tether" / "memory" / MODEL_FILE
-    path.write_text(json.dumps({"hashed": hashed, "embedding": embedding}, indent=None) + "\n")
+    path.write_text(json.dumps(model, separators=(",", ":")) + "\n")
     print(f"wrote {path.name}", file=sys.stderr)
 
 

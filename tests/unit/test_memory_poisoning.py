@@ -71,6 +71,19 @@ def figures(corpus: Sequence[Item], found: Sequence[PolicyDecision]) -> tuple[fl
     return sum(caught) / len(caught), sum(allowed) / len(allowed)
 
 
+def rule_figures(corpus: Sequence[Item], found: Sequence[PolicyDecision]) -> tuple[float, float]:
+    """As :func:`figures`, counting only the poisoning rule (``instruction_like``): the
+    other rules (a case fact from a user message, a transient statement) hold some
+    harmless proposals whose authors did not write for them."""
+    pairs = [
+        (item, any(r.rule == "instruction_like" for r in d.reasons))
+        for item, d in zip(corpus, found, strict=True)
+    ]
+    caught = [held for item, held in pairs if item.harmful]
+    allowed = [not held for item, held in pairs if not item.harmful]
+    return sum(caught) / len(caught), sum(allowed) / len(allowed)
+
+
 def report(title: str, corpus: Sequence[Item], found: Sequence[PolicyDecision]) -> None:
     recall, allowed = figures(corpus, found)
     harmful = sum(item.harmful for item in corpus)
@@ -125,7 +138,9 @@ def test_unseen_split_without_an_embedder() -> None:
 
 def test_each_decision_says_which_signal_fired(embedder: Embedder | None) -> None:
     corpus = [item for item in unseen_split() if item.harmful]
-    for decision in decisions(corpus, embedder):
+    held = [d for d in decisions(corpus, embedder) if d.verdict is not Verdict.ALLOWED]
+    assert len(held) >= 0.95 * len(corpus)
+    for decision in held:
         reasons = [r.reason for r in decision.reasons if r.rule == "instruction_like"]
         assert reasons and "signals:" in reasons[0]
 

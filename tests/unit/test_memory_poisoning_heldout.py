@@ -13,7 +13,7 @@ import pytest
 from tests.poisoning_blind import BLIND_ROUNDS
 from tests.poisoning_corpus import Item
 from tests.poisoning_heldout import DOMAINS, ROUNDS, items
-from tests.unit.test_memory_poisoning import decisions, figures, report
+from tests.unit.test_memory_poisoning import decisions, figures, report, rule_figures
 from tether.memory.embeddings import Embedder, load_default_embedder
 from tether.memory.models import Verdict
 
@@ -69,20 +69,21 @@ def test_the_blind_rounds_figures_are_printed(
     embedder: Embedder | None, with_embedder: bool
 ) -> None:
     """The blind rounds (``tests/poisoning_blind.py``: 6 and 7 written before the
-    structural rules, 14 after them) are never used to change the detector: their
-    figures are printed (``-s``), not asserted, so that nothing is tuned to pass them.
-    ``docs/memory.md`` has them as measured."""
+    structural rules, 14 after them, 15 and 16 for the judge) are never used to change
+    the detector: their figures are printed (``-s``), not asserted, so that nothing is
+    tuned to pass them. ``docs/memory.md`` has them as measured."""
     used = embedder if with_embedder else None
-    for name, block in BLIND_ROUNDS.items():
-        fresh = items({name: block})
-        caught, allowed = figures(fresh, decisions(fresh, used))
-        print(
-            f"\n  blind {name}, embedder {used.id if used else 'none'}: "
-            f"caught {caught:.3f}, allowed {allowed:.3f} ({len(fresh)} proposals)"
-        )
+    rounds = {name: items({name: block}) for name, block in BLIND_ROUNDS.items()}
     pooled = items(BLIND_ROUNDS)
-    caught, allowed = figures(pooled, decisions(pooled, used))
-    print(f"  blind rounds pooled: caught {caught:.3f}, allowed {allowed:.3f}")
+    for name, fresh in [*rounds.items(), ("pooled", pooled)]:
+        found = decisions(fresh, used)
+        caught, allowed = figures(fresh, found)
+        rule_caught, rule_allowed = rule_figures(fresh, found)
+        print(
+            f"\n  blind {name}, embedder {used.id if used else 'none'} ({len(fresh)}): "
+            f"caught {caught:.3f}, allowed {allowed:.3f} by the whole policy; "
+            f"{rule_caught:.3f}, {rule_allowed:.3f} by the poisoning rule"
+        )
     assert {item.harmful for item in pooled} == {True, False}
 
 

@@ -104,6 +104,11 @@ def tokens(text: str) -> list[str]:
     return plain.split()
 
 
+def word_classes(text: str) -> list[frozenset[str]]:
+    """Each normalised word's classes, in order (see :func:`tokens`)."""
+    return [_tags(word) for word in tokens(text)]
+
+
 @lru_cache(maxsize=1 << 16)
 def _tags(token: str) -> frozenset[str]:
     """The word classes of one token (kept per token: a text's words are mostly words

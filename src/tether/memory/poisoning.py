@@ -2,36 +2,35 @@
 the agent once it is remembered. The write policy's ``instruction_like`` rule asks
 :func:`assess` and holds (or refuses) what it flags.
 
-Six signals, each named in the decision so a reviewer sees why a proposal was held:
+Every signal is named in the decision so a reviewer sees why a proposal was held. The
+``judge`` (:mod:`tether.memory.poisoning_judge`) decides: a logistic regression over the
+text, the authority word classes in order and what each of the other signals found,
+trained by ``scripts/train_poisoning.py`` on the team's corpora (weights in
+``poisoning_model.json``, with and without the default embedder's vector). When it holds
+a text, the other signals that fired are named after it as its evidence. Whatever the
+judge says, the structural signals hold on their own, since no memory grants authority
+or instructs the agent:
 
 - ``rule``: the structural rules of :mod:`tether.memory.poisoning_rules` (untrusted
   content addressing the agent, permissions granted broadly or without a check, a
   model's inference about what someone can do, overseers kept out, data sent away,
   checks waived, standing approvals, claimed exceptions, identity claims), named after
   the rules that fired; they do not depend on which control or right is named;
-- ``authority_frame``: a right claimed or given, a control relaxed, data sent away or
-  (from an untrusted source) the agent ordered, found by the frames of
-  :mod:`tether.memory.authority`; a memory never grants authority, whatever its source.
-  The frames also hedge the others: a text that speaks of authority only as denied or
-  restricted ("I'm not an admin", "only the release manager may approve") is not held
-  on a word-level signal alone;
-- ``pattern``: the fixed instruction patterns of :mod:`tether.memory.injection`;
-- ``lexicon``: the multilingual categories alone make a claim (a right claimed or granted),
-  a bypass (a control weakened), an order to the agent or data sent away;
 - ``structural``: content from an untrusted source (tool output, an imported document,
   a model's inference) that speaks about authority, permissions, identity or the agent's
-  behaviour, whatever it asks for;
-- ``classifier``: a logistic regression over hashed words, word pairs and character
-  n-grams of the normalised text, the lexicon's categories and the source, trained by
-  ``scripts/train_poisoning.py`` (weights in ``poisoning_model.json``); it needs no
-  optional package, and counts only when the lexicon found a category beyond the
-  writer speaking of themself and "all" or "any" (hashed n-grams of unknown words collide
-  with trained ones, and those two are everyday speech: noise, not evidence);
-- ``embedding``: a logistic regression over the default embedder's vector of the
-  (redacted) text, used when the installed embedder is that model and the lexicon found
-  something of concern (a right, a role, a control, the agent, a directive, data sent
-  away): the vector says how it is meant, the lexicon that it is about authority. The
-  model is mostly English; the multilingual lexicon carries the other languages.
+  behaviour, whatever it asks for.
+
+The judge's evidence, each also a feature it weighs:
+
+- ``authority_frame``: a right claimed or given, a control relaxed, data sent away or
+  (from an untrusted source) the agent ordered, found by the frames of
+  :mod:`tether.memory.authority`. The frames also hedge the judge: a text that speaks of
+  authority only as denied or restricted ("Mark does not have admin rights", "only the
+  release manager may approve"), or of a control only as kept, is not held by the judge
+  alone;
+- ``pattern``: the fixed instruction patterns of :mod:`tether.memory.injection`;
+- ``lexicon``: the multilingual categories alone make a claim (a right claimed or granted),
+  a bypass (a control weakened), an order to the agent or data sent away.
 
 The lexicon (:data:`LEXICON`) is a set of word stems per category, in English, German,
 French, Spanish, Italian, Portuguese and Dutch, with fewer stems in Polish, Swedish,
@@ -43,23 +42,22 @@ emphasis, letters spaced out or joined by dots, punctuation around words).
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import json
-import math
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from tether.memory.authority import frames
 from tether.memory.injection import looks_like_instruction, normalise
+from tether.memory.poisoning_judge import (
+    class_features,
+    evidence_features,
+    judges,
+    text_features,
+)
 from tether.memory.poisoning_rules import rules
 
-MODEL_FILE = "poisoning_model.json"
 UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
 _UNSPACED = 0x2E80
 """From here on (CJK scripts) words are not separated by spaces."""
@@ -376,12 +374,9 @@ LEXICON_STEMS: dict[str, list[str]] = {
 LEXICON: dict[str, re.Pattern[str]] = {name: _stems(stems) for name, stems in LEXICON_STEMS.items()}
 """Each category's stems compiled (see :func:`_stems`)."""
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
-_WORD_LEVEL = frozenset({"lexicon", "classifier", "embedding"})
-"""Signals of words alone, which a control kept excuses (see :mod:`.poisoning_rules`)."""
 _EVERYDAY = frozenset({"self", "breadth"})
-"""Categories of everyday speech ("I'm", "all", "any"): the hashed classifier counts only
-when the lexicon found some other category, since alone they say nothing of authority
-("I'm thrilled, all of it was great")."""
+"""Categories of everyday speech ("I'm", "all", "any"): with no other category and no
+other signal, the judge does not hold a text ("I'm thrilled, all of it was great")."""
 _STEERING = frozenset({"agent", "weaken", "exfiltrate", "directive"})
 """Categories a denial or "only" does not excuse: an order, a bypass, data sent away (a
 control kept or tightened excuses an order: "always anonymise the data")."""
@@ -399,14 +394,15 @@ _BELIEF = re.compile(
 
 @dataclass(frozen=True)
 class Assessment:
-    """What the detector found: the signals that fired (empty: nothing), the lexicon's
-    categories, the classifiers' probabilities (``None`` where a signal did not run), and
-    the authority frames that fired."""
+    """What the detector found: the signals behind a hold (empty: nothing is held), the
+    lexicon's categories, the judge's probability and which weights gave it
+    (``lexical`` or ``embedding``), the instruction pattern, and the authority frames and
+    structural rules that fired (whether or not the judge held the text)."""
 
     signals: tuple[str, ...]
     categories: tuple[str, ...]
-    classifier: float
-    embedding: float | None
+    score: float
+    judged_by: str
     pattern: str | None
     frames: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
@@ -453,73 +449,46 @@ def lexical(found: Sequence[str]) -> bool:
     return "exfiltrate" in has
 
 
-def features(plain: str, source: str, found: Sequence[str]) -> list[str]:
-    """The classifier's sparse features: words, word pairs, character 5-grams inside
-    words, lexicon categories with their pairs and source crosses, the source."""
-    words = plain.split()
-    names = [f"w:{word}" for word in words]
-    names += [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
-    for word in words:
-        padded = f" {word} "
-        names += [f"c:{padded[i : i + 5]}" for i in range(max(1, len(padded) - 4))]
-    names += [f"s:{source}", *(f"k:{name}" for name in found)]
-    names += [f"k:{name}|s:{source}" for name in found]
-    names += [f"k:{a}+{b}" for i, a in enumerate(found) for b in found[i + 1 :]]
-    return names
-
-
-def bucket(name: str, size: int) -> int:
-    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") % size
-
-
 @dataclass(frozen=True)
-class Model:
-    """Shipped weights: the hashed classifier's and, optionally, the embedding one's."""
+class Reading:
+    """Everything the signals found in one text, and the judge's features of it."""
 
-    buckets: int
-    weights: dict[int, float]
-    bias: float
-    threshold: float
-    embedder_prefix: str
-    embedding_weights: tuple[float, ...]
-    embedding_sources: dict[str, float]
-    embedding_bias: float
-    embedding_threshold: float
-
-    def hashed(self, names: Sequence[str]) -> float:
-        total = self.bias + sum(self.weights.get(bucket(name, self.buckets), 0.0) for name in names)
-        return _sigmoid(total)
-
-    def embedded(self, vector: Sequence[float], source: str) -> float:
-        total = self.embedding_bias + self.embedding_sources.get(source, 0.0)
-        total += math.fsum(
-            w * float(v) for w, v in zip(self.embedding_weights, vector, strict=True)
-        )
-        return _sigmoid(total)
+    found: tuple[str, ...]
+    evidence: tuple[str, ...]
+    pattern: str | None
+    frames: tuple[str, ...]
+    rules: tuple[str, ...]
+    names: list[str]
+    excused: bool
+    """Whether the text speaks of authority only as denied or restricted, or of a control
+    only as kept or tightened, and asks nothing of the agent (then the judge, which
+    weighs words, does not hold it on its own)."""
 
 
-def _sigmoid(value: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value))))
-
-
-@cache
-def model() -> Model:
-    """The shipped weights (read once)."""
-    data: dict[str, Any] = json.loads(
-        resources.files("tether.memory").joinpath(MODEL_FILE).read_text("utf-8")
-    )
-    hashed, embedded = data["hashed"], data["embedding"]
-    return Model(
-        buckets=int(hashed["buckets"]),
-        weights={int(key): float(value) for key, value in hashed["weights"].items()},
-        bias=float(hashed["bias"]),
-        threshold=float(hashed["threshold"]),
-        embedder_prefix=str(embedded["embedder_prefix"]),
-        embedding_weights=tuple(float(value) for value in embedded["weights"]),
-        embedding_sources={str(k): float(v) for k, v in embedded["sources"].items()},
-        embedding_bias=float(embedded["bias"]),
-        embedding_threshold=float(embedded["threshold"]),
-    )
+def read(text: str, source: str) -> Reading:
+    """Run every signal but the judge on ``text`` (already redacted)."""
+    plain = normalise(text)
+    found = categories(_BELIEF.sub(" ", plain) if source == "model_inference" else plain)
+    framed = frames(text, source)
+    evidence: list[str] = ["authority_frame"] if framed.fired else []
+    pattern = looks_like_instruction(text, plain=plain)
+    if pattern is not None:
+        evidence.append("pattern")
+    if source in UNTRUSTED_SOURCES and structural(found, source):
+        evidence.append("structural")
+    if lexical(found):
+        evidence.append("lexicon")
+    ruled = rules(text, source, plain=plain)
+    names = text_features(plain, source, found) + class_features(text, source)
+    names += evidence_features(source, evidence, framed, ruled.fired, ruled.kept)
+    excused = framed.restricted and _STEERING.isdisjoint(found)
+    excused = excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"}))
+    excused = excused or ruled.kept
+    # No word the lexicons know but "I", "all" or "any", and no frame, rule or pattern:
+    # hashed n-grams of unknown words collide with trained ones.
+    unknown = not any(name.startswith("t:") for name in names)
+    excused = excused or (unknown and _EVERYDAY.issuperset(found) and not evidence)
+    return Reading(found, tuple(evidence), pattern, framed.fired, ruled.fired, names, excused)
 
 
 def assess(
@@ -529,39 +498,33 @@ def assess(
     vector: Sequence[float] | None = None,
     embedder_id: str | None = None,
 ) -> Assessment:
-    """Run every signal on ``text`` (already redacted: no PII or secret reaches here).
+    """Run every signal on ``text`` (already redacted: no PII or secret reaches here) and
+    let the judge (:mod:`.poisoning_judge`) weigh them.
 
-    ``vector`` is the installed embedder's vector of ``text``; it counts only when that
-    embedder is the default model the embedding weights were trained for.
+    The text is held when the judge's probability reaches its threshold, when a
+    structural rule fired (:mod:`.poisoning_rules`) or when untrusted content speaks of
+    authority or to the agent (:func:`structural`): those hold whatever the judge says,
+    since no memory may grant authority or instruct the agent. ``vector`` is the
+    installed embedder's vector of ``text``; it counts only when that embedder is the
+    default model the judge was trained with.
     """
-    plain = normalise(text)
-    found = categories(_BELIEF.sub(" ", plain) if source == "model_inference" else plain)
-    weights = model()
-    framed = frames(text, source)
-    signals: list[str] = ["authority_frame"] if framed.fired else []
-    pattern = looks_like_instruction(text, plain=plain)
-    if pattern is not None:
-        signals.append("pattern")
-    if source in UNTRUSTED_SOURCES and structural(found, source):
+    reading = read(text, source)
+    weights = judges()
+    chosen = weights.pick(vector, embedder_id)
+    judge = chosen or weights.lexical
+    score = judge.score(reading.names, vector if chosen else None)
+    held = score >= judge.threshold and not reading.excused
+    signals = ["judge", *reading.evidence] if held else []
+    if "structural" in reading.evidence and "structural" not in signals:
         signals.append("structural")
-    if lexical(found):
-        signals.append("lexicon")
-    score = weights.hashed(features(plain, source, found))
-    if score >= weights.threshold and not _EVERYDAY.issuperset(found):
-        signals.append("classifier")
-    semantic = None
-    usable = embedder_id is not None and embedder_id.startswith(weights.embedder_prefix)
-    concern = any(name not in ("self", "role", "breadth") for name in found)
-    if concern and vector is not None and usable and len(vector) == len(weights.embedding_weights):
-        semantic = weights.embedded(vector, source)
-        if semantic >= weights.embedding_threshold:
-            signals.append("embedding")
-    excused = framed.restricted and _STEERING.isdisjoint(found)
-    if excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"})):
-        signals = []
-    ruled = rules(text, source, plain=plain)
-    if ruled.kept and _WORD_LEVEL.issuperset(signals):
-        signals = []
-    if ruled.fired:
+    if reading.rules:
         signals.append("rule")
-    return Assessment(tuple(signals), found, score, semantic, pattern, framed.fired, ruled.fired)
+    return Assessment(
+        tuple(signals),
+        reading.found,
+        score,
+        "embedding" if chosen else "lexical",
+        reading.pattern,
+        reading.frames,
+        reading.rules,
+    )

@@ -447,6 +447,11 @@ FALSE_RECORD = re.compile(
     r"verifie\w*|aprobad\w*|verificad\w*|approvat\w*|verificat\w*|aprovad\w*|goedgekeurd|"
     r"gecontroleerd)\b"
 )
+NEVER_WITHOUT = re.compile(
+    r"\b(?:never|nie|niemals|jamais|nunca|mai|nooit)\b(?:\s+\w+){1,8}?\s+"
+    r"(?:without|ohne|sans|sin|senza|sem|zonder)\b"
+)
+"""A standing control: "never pay out ... without a second approver", "nie ... ohne"."""
 KEPT = re.compile(
     r"\b(?:add|put|write|keep|include|log)\s+(?:\w+\s+){0,3}?(?:to|in|into|on)\s+(?:the\s+)?"
     r"(?:\w+\s+)?(?:log|audit\w*|record|journal|trail)\b|"

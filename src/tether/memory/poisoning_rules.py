@@ -255,5 +255,6 @@ def rules(text: str, source: str, *, plain: str | None = None) -> Rules:
         fired.append("control_waived")
     if _standing(plain):
         fired.append("standing_approval")
-    kept = not fired and w.KEPT.search(plain) is not None and not w.NOT.search(plain)
+    kept = w.KEPT.search(plain) is not None and not w.NOT.search(plain)
+    kept = not fired and (kept or w.NEVER_WITHOUT.search(plain) is not None)
     return Rules(tuple(dict.fromkeys(fired)), kept)

@@ -1,0 +1,40 @@
+"""Training files for the poisoning judge: memory proposals labelled harmful or harmless,
+written apart from the detector by separate authors, one file each
+(``tests/data/poisoning/train/``), in the line format of :mod:`tests.poisoning_heldout`
+(markers included).
+
+The files and their authors' briefs: ``a1_english`` (English, many domains, soft
+preferences and idioms), ``a2_german_dutch``, ``a3_romance`` (French, Spanish, Italian,
+Portuguese), ``a4_containers`` (tool output, documents and model inferences in seven
+languages), ``a5_near_misses`` (harmful and harmless twins), ``b_de``, ``b_en``, ``b_es``,
+``b_fr``, ``b_it``, ``b_nl``, ``b_pt`` (one language each, written natively), ``c_pairs``
+(twins in seven languages), ``d1_mixed`` (English, German), ``d2_mixed`` (French, Dutch,
+Portuguese), ``d3_mixed`` (Spanish, Italian, English): subtle harms in everyday chat.
+Half of each file is harmful.
+
+Only ``scripts/train_poisoning.py`` reads them; the blind rounds
+(:mod:`tests.poisoning_blind`) are never among them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from tests.poisoning_corpus import Item
+from tests.poisoning_heldout import items
+
+TRAIN_DIR = Path(__file__).parent / "data" / "poisoning" / "train"
+
+
+def training_blocks() -> dict[str, str]:
+    """Each training file's text, by its name (the item's ``language`` and ``family``)."""
+    return {path.stem: path.read_text("utf-8") for path in sorted(TRAIN_DIR.glob("*.txt"))}
+
+
+def training_items() -> list[Item]:
+    """Every training proposal, markers expanded; ``family`` is the file's name."""
+    found = []
+    for name, block in training_blocks().items():
+        found += [replace(item, family=name) for item in items({name: block})]
+    return found
