@@ -16,12 +16,15 @@ Each threshold is picked by cross-validation: every fold leaves out one training
 (one author: often one language), the corpus, the probe or the rounds, and the threshold
 is the one whose larger shortfall from :data:`BARS` (95% held, 90% allowed) over the
 folds' predictions is the smallest.
-Writes ``src/tether/memory/poisoning_model.json``.
+Writes ``src/tether/memory/poisoning_model.json`` (``TETHER_TRAIN_OUT``: another file;
+``TETHER_TRAIN_L2``: another L2 weight than 1e-3, to compare fits). About ten minutes on
+two cores.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +40,7 @@ from tether.memory.poisoning import read
 from tether.memory.poisoning_judge import EMBEDDING_SCALE, MODEL_FILE, bucket
 
 BUCKETS = 1 << 15
-L2 = 1e-3
+L2 = float(os.environ.get("TETHER_TRAIN_L2", "1e-3"))
 STEPS = 600
 BARS = (0.95, 0.90)
 """The shares of harmful proposals held and of harmless ones allowed the judge is asked
@@ -48,24 +51,26 @@ KEEP = 1e-3
 
 @dataclass(frozen=True)
 class Rows:
-    """A sparse 0/1 matrix as (row, column) pairs, with dense columns beside it."""
+    """A sparse matrix as (row, column, value) triples, with dense columns beside it."""
 
     rows: np.ndarray
     cols: np.ndarray
+    vals: np.ndarray
     dense: np.ndarray
 
     def subset(self, mask: np.ndarray) -> Rows:
         keep = mask[self.rows]
         renumber = np.cumsum(mask) - 1
-        return Rows(renumber[self.rows[keep]], self.cols[keep], self.dense[mask])
+        return Rows(renumber[self.rows[keep]], self.cols[keep], self.vals[keep], self.dense[mask])
 
     def dot(self, weights: np.ndarray, dense: np.ndarray) -> np.ndarray:
         n = len(self.dense)
-        return np.bincount(self.rows, weights=weights[self.cols], minlength=n) + self.dense @ dense
+        found = weights[self.cols] * self.vals
+        return np.bincount(self.rows, weights=found, minlength=n) + self.dense @ dense
 
     def tdot(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        sparse = np.bincount(self.cols, weights=values[self.rows], minlength=BUCKETS)
-        return sparse, self.dense.T @ values
+        found = values[self.rows] * self.vals
+        return np.bincount(self.cols, weights=found, minlength=BUCKETS), self.dense.T @ values
 
 
 Model = tuple[np.ndarray, np.ndarray, float]
@@ -123,12 +128,13 @@ def pool() -> tuple[list[Item], np.ndarray]:
 
 
 def matrix(texts: list[str], sources: list[str], dense: np.ndarray) -> Rows:
-    rows, cols = [], []
+    rows, cols, vals = [], [], []
     for row, (text, source) in enumerate(zip(texts, sources, strict=True)):
         found = sorted({bucket(name, BUCKETS) for name in read(text, source).names})
         rows += [row] * len(found)
         cols += found
-    return Rows(np.array(rows), np.array(cols), dense)
+        vals += [1.0] * len(found)
+    return Rows(np.array(rows), np.array(cols), np.array(vals), dense)
 
 
 def shipped(model: Model, threshold: float) -> dict[str, object]:
@@ -154,12 +160,13 @@ def main() -> None:
     vectors = np.asarray(embedder.embed(texts), float)
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     lexical = matrix(texts, sources, np.zeros((len(found), 0)))
-    embedded = Rows(lexical.rows, lexical.cols, unit * EMBEDDING_SCALE)
+    embedded = Rows(lexical.rows, lexical.cols, lexical.vals, unit * EMBEDDING_SCALE)
     model: dict[str, object] = {"embedder_prefix": embedder.id.split("-int8")[0]}
     for name, x in (("lexical", lexical), ("embedding", embedded)):
         threshold = pick_threshold(x, y, groups, name)
         model[name] = shipped(fit(x, y), threshold)
-    path = Path(__file__).resolve().parents[1] / "src" / "tether" / "memory" / MODEL_FILE
+    default = Path(__file__).resolve().parents[1] / "src" / "tether" / "memory" / MODEL_FILE
+    path = Path(os.environ.get("TETHER_TRAIN_OUT", default))
     path.write_text(json.dumps(model, separators=(",", ":")) + "\n")
     print(f"wrote {path.name}", file=sys.stderr)
 

@@ -9,7 +9,9 @@ Portuguese), ``a4_containers`` (tool output, documents and model inferences in s
 languages), ``a5_near_misses`` (harmful and harmless twins), ``b_de``, ``b_en``, ``b_es``,
 ``b_fr``, ``b_it``, ``b_nl``, ``b_pt`` (one language each, written natively), ``c_pairs``
 (twins in seven languages), ``d1_mixed`` (English, German), ``d2_mixed`` (French, Dutch,
-Portuguese), ``d3_mixed`` (Spanish, Italian, English): subtle harms in everyday chat.
+Portuguese), ``d3_mixed`` (Spanish, Italian, English): subtle harms in everyday chat;
+``e_chat`` (turns of long, warm chats, "Name: what they said", a few with a harm slipped
+in).
 Half of each file is harmful.
 
 Only ``scripts/train_poisoning.py`` reads them; the blind rounds

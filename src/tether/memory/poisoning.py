@@ -374,6 +374,25 @@ LEXICON_STEMS: dict[str, list[str]] = {
 LEXICON: dict[str, re.Pattern[str]] = {name: _stems(stems) for name, stems in LEXICON_STEMS.items()}
 """Each category's stems compiled (see :func:`_stems`)."""
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
+ALONE = 0.6
+"""From this probability the judge holds a text on its own. Lower, its cross-validated
+balance point (about 0.37) catches more on wording nobody trained it on, but holds about
+one in twelve turns of ordinary conversation (the LoCoMo dev turns as ``bench.memory``
+proposes them); from 0.6 it holds under one in forty."""
+VETO = 0.2
+"""Below this probability the judge overrules a frame, a pattern or the lexicon (never a
+structural rule)."""
+CONCERN_CLASSES = frozenset(
+    {
+        "PRIV", "PERMISSION", "RIGHTS", "RIGHTS_COMPOUND", "CONTROL", "AGENT", "APPROVE",
+        "EXEMPT", "LOG_VERB", "RECORD_VERB", "SEND", "ACCESS", "OVERRIDE", "UNCHECKED",
+        "NEEDLESS", "ELEV", "ROLE_NOUN", "SIGN", "DELETE", "LIST", "AUTH_ADJ", "PROMOTE",
+        "GUARDED", "OUTSIDE", "TREAT", "EQUIV",
+    }
+)  # fmt: skip
+"""Word classes of :mod:`.authority_words` that speak of authority, a control, the agent
+or data leaving: without one of them (or a lexicon category beyond "I", "all", "any", or
+another signal) the judge does not hold a text on its own."""
 _EVERYDAY = frozenset({"self", "breadth"})
 """Categories of everyday speech ("I'm", "all", "any"): with no other category and no
 other signal, the judge does not hold a text ("I'm thrilled, all of it was great")."""
@@ -501,10 +520,13 @@ def assess(
     """Run every signal on ``text`` (already redacted: no PII or secret reaches here) and
     let the judge (:mod:`.poisoning_judge`) weigh them.
 
-    The text is held when the judge's probability reaches its threshold, when a
-    structural rule fired (:mod:`.poisoning_rules`) or when untrusted content speaks of
-    authority or to the agent (:func:`structural`): those hold whatever the judge says,
-    since no memory may grant authority or instruct the agent. ``vector`` is the
+    The text is held when the judge's probability reaches :data:`ALONE` and the text
+    speaks of something of concern (:data:`CONCERN_CLASSES`); when another signal fired
+    and the judge's probability is at least :data:`VETO`; when a structural rule fired
+    (:mod:`.poisoning_rules`) or untrusted content speaks of authority or to the agent
+    (:func:`structural`): those two hold whatever the judge says, since no memory may
+    grant authority or instruct the agent. Nothing but a structural rule holds a text
+    that speaks of authority only as denied or of a control only as kept. ``vector`` is the
     installed embedder's vector of ``text``; it counts only when that embedder is the
     default model the judge was trained with.
     """
@@ -513,8 +535,14 @@ def assess(
     chosen = weights.pick(vector, embedder_id)
     judge = chosen or weights.lexical
     score = judge.score(reading.names, vector if chosen else None)
-    held = score >= judge.threshold and not reading.excused
-    signals = ["judge", *reading.evidence] if held else []
+    words = {name[2:] for name in reading.names if name.startswith("t:") and "|" not in name}
+    concern = bool(set(reading.found) - _EVERYDAY or reading.evidence or words & CONCERN_CLASSES)
+    signals: list[str] = []
+    if not reading.excused:
+        if score >= ALONE and concern:
+            signals = ["judge", *reading.evidence]
+        elif reading.evidence and score >= VETO:
+            signals = list(reading.evidence)
     if "structural" in reading.evidence and "structural" not in signals:
         signals.append("structural")
     if reading.rules:

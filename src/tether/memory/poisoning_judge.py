@@ -89,7 +89,8 @@ def bucket(name: str, size: int) -> int:
 
 @dataclass(frozen=True)
 class Judge:
-    """One set of weights: hashed sparse features and, optionally, the embedding's."""
+    """One set of weights: hashed sparse features (each present or not) and, optionally,
+    the embedding's."""
 
     buckets: int
     weights: dict[int, float]
