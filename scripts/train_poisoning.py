@@ -16,7 +16,9 @@ Each threshold is picked by cross-validation: every fold leaves out one training
 (one author: often one language), the corpus, the probe or the rounds, and the threshold
 is the one whose larger shortfall from :data:`BARS` (95% held, 90% allowed) over the
 folds' predictions is the smallest.
-Writes ``src/tether/memory/poisoning_model.json`` (``TETHER_TRAIN_OUT``: another file;
+The word classifiers' weights in the same file (``words``, the judge's evidence, fitted on
+the corpus's train split before the judge existed) are carried over unchanged. Writes
+``src/tether/memory/poisoning_model.json`` (``TETHER_TRAIN_OUT``: another file;
 ``TETHER_TRAIN_L2``: another L2 weight than 1e-3, to compare fits). About ten minutes on
 two cores.
 """
@@ -167,6 +169,10 @@ def main() -> None:
         model[name] = shipped(fit(x, y), threshold)
     default = Path(__file__).resolve().parents[1] / "src" / "tether" / "memory" / MODEL_FILE
     path = Path(os.environ.get("TETHER_TRAIN_OUT", default))
+    # The word classifiers (fitted on the corpus's train split alone, before the judge)
+    # are kept as they were.
+    shipped_file = default.read_text("utf-8") if default.exists() else "{}"
+    model["words"] = json.loads(shipped_file)["words"]
     path.write_text(json.dumps(model, separators=(",", ":")) + "\n")
     print(f"wrote {path.name}", file=sys.stderr)
 

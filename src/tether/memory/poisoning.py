@@ -374,14 +374,14 @@ LEXICON_STEMS: dict[str, list[str]] = {
 LEXICON: dict[str, re.Pattern[str]] = {name: _stems(stems) for name, stems in LEXICON_STEMS.items()}
 """Each category's stems compiled (see :func:`_stems`)."""
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
-ALONE = 0.6
-"""From this probability the judge holds a text on its own. Lower, its cross-validated
-balance point (about 0.37) catches more on wording nobody trained it on, but holds about
-one in twelve turns of ordinary conversation (the LoCoMo dev turns as ``bench.memory``
-proposes them); from 0.6 it holds under one in forty."""
+ALONE = 0.8
+"""From this probability the judge holds a text on its own. Lower, down to its
+cross-validated balance point (about 0.37), it catches more on wording nobody trained it
+on, but holds up to one in twelve turns of ordinary conversation (the LoCoMo turns as
+``bench.memory`` proposes them); at 0.8, one in seventy (``docs/memory.md``)."""
 VETO = 0.2
-"""Below this probability the judge overrules a frame, a pattern or the lexicon (never a
-structural rule)."""
+"""Below this probability the judge overrules a frame, a pattern, the lexicon or the word
+classifiers (never a structural rule)."""
 CONCERN_CLASSES = frozenset(
     {
         "PRIV", "PERMISSION", "RIGHTS", "RIGHTS_COMPOUND", "CONTROL", "AGENT", "APPROVE",
@@ -498,8 +498,14 @@ def read(text: str, source: str) -> Reading:
     if lexical(found):
         evidence.append("lexicon")
     ruled = rules(text, source, plain=plain)
-    names = text_features(plain, source, found) + class_features(text, source)
+    words = text_features(plain, source, found)
+    if judges().words.hashed(words) >= judges().words.threshold and not _EVERYDAY.issuperset(found):
+        classified = ["classifier"]
+    else:
+        classified = []
+    names = words + class_features(text, source)
     names += evidence_features(source, evidence, framed, ruled.fired, ruled.kept)
+    evidence += classified
     excused = framed.restricted and _STEERING.isdisjoint(found)
     excused = excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"}))
     excused = excused or ruled.kept
@@ -508,6 +514,14 @@ def read(text: str, source: str) -> Reading:
     unknown = not any(name.startswith("t:") for name in names)
     excused = excused or (unknown and _EVERYDAY.issuperset(found) and not evidence)
     return Reading(found, tuple(evidence), pattern, framed.fired, ruled.fired, names, excused)
+
+
+def _embedded(vector: Sequence[float] | None, source: str) -> bool:
+    """Whether the word classifiers' embedding regression finds ``vector`` harmful."""
+    words = judges().words
+    if vector is None or len(vector) != len(words.embedding_weights):
+        return False
+    return words.embedded(vector, source) >= words.embedding_threshold
 
 
 def assess(
@@ -535,14 +549,18 @@ def assess(
     chosen = weights.pick(vector, embedder_id)
     judge = chosen or weights.lexical
     score = judge.score(reading.names, vector if chosen else None)
+    evidence = list(reading.evidence)
+    worried = any(name not in ("self", "role", "breadth") for name in reading.found)
+    if chosen is not None and worried and _embedded(vector, source):
+        evidence.append("embedding")
     words = {name[2:] for name in reading.names if name.startswith("t:") and "|" not in name}
-    concern = bool(set(reading.found) - _EVERYDAY or reading.evidence or words & CONCERN_CLASSES)
+    concern = bool(set(reading.found) - _EVERYDAY or evidence or words & CONCERN_CLASSES)
     signals: list[str] = []
     if not reading.excused:
         if score >= ALONE and concern:
-            signals = ["judge", *reading.evidence]
-        elif reading.evidence and score >= VETO:
-            signals = list(reading.evidence)
+            signals = ["judge", *evidence]
+        elif evidence and score >= VETO:
+            signals = evidence
     if "structural" in reading.evidence and "structural" not in signals:
         signals.append("structural")
     if reading.rules:

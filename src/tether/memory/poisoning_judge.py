@@ -107,16 +107,47 @@ class Judge:
             scale = EMBEDDING_SCALE / norm
             pairs = zip(self.dense, vector, strict=True)
             total += math.fsum(w * float(v) * scale for w, v in pairs)
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, total))))
+        return _sigmoid(total)
+
+
+@dataclass(frozen=True)
+class WordClassifiers:
+    """The two classifiers the judge came after, kept as evidence it can overrule: a
+    logistic regression over :func:`text_features` and one over the default embedder's
+    vector with the source, both fitted on the corpus's train split only."""
+
+    buckets: int
+    weights: dict[int, float]
+    bias: float
+    threshold: float
+    embedding_weights: tuple[float, ...]
+    embedding_sources: dict[str, float]
+    embedding_bias: float
+    embedding_threshold: float
+
+    def hashed(self, names: Sequence[str]) -> float:
+        total = self.bias + sum(self.weights.get(bucket(name, self.buckets), 0.0) for name in names)
+        return _sigmoid(total)
+
+    def embedded(self, vector: Sequence[float], source: str) -> float:
+        total = self.embedding_bias + self.embedding_sources.get(source, 0.0)
+        pairs = zip(self.embedding_weights, vector, strict=True)
+        return _sigmoid(total + math.fsum(w * float(v) for w, v in pairs))
+
+
+def _sigmoid(value: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value))))
 
 
 @dataclass(frozen=True)
 class Judges:
-    """The shipped weights: without and with the default embedder's vector."""
+    """The shipped weights: without and with the default embedder's vector, and the
+    word classifiers."""
 
     lexical: Judge
     embedding: Judge
     embedder_prefix: str
+    words: WordClassifiers
 
     def pick(self, vector: Sequence[float] | None, embedder_id: str | None) -> Judge | None:
         """The embedding judge when ``vector`` comes from the model it was trained on,
@@ -143,8 +174,20 @@ def judges() -> Judges:
     data: dict[str, Any] = json.loads(
         resources.files("tether.memory").joinpath(MODEL_FILE).read_text("utf-8")
     )
+    hashed, embedded = data["words"]["hashed"], data["words"]["embedding"]
+    words = WordClassifiers(
+        buckets=int(hashed["buckets"]),
+        weights={int(key): float(value) for key, value in hashed["weights"].items()},
+        bias=float(hashed["bias"]),
+        threshold=float(hashed["threshold"]),
+        embedding_weights=tuple(float(value) for value in embedded["weights"]),
+        embedding_sources={str(k): float(v) for k, v in embedded["sources"].items()},
+        embedding_bias=float(embedded["bias"]),
+        embedding_threshold=float(embedded["threshold"]),
+    )
     return Judges(
         lexical=_judge(data["lexical"]),
         embedding=_judge(data["embedding"]),
         embedder_prefix=str(data["embedder_prefix"]),
+        words=words,
     )
