@@ -6,10 +6,11 @@ Every signal is named in the decision so a reviewer sees why a proposal was held
 ``judge`` (:mod:`tether.memory.poisoning_judge`) decides: a logistic regression over the
 text, the authority word classes in order and what each of the other signals found,
 trained by ``scripts/train_poisoning.py`` on the team's corpora (weights in
-``poisoning_model.json``, with and without the default embedder's vector). When it holds
-a text, the other signals that fired are named after it as its evidence. Whatever the
-judge says, the structural signals hold on their own, since no memory grants authority
-or instructs the agent:
+``poisoning_model.json``, with and without the default embedder's vector): it holds a
+text on its own from :data:`ALONE`, and overrules the word-level evidence below
+:data:`VETO`. When it holds a text, the other signals that fired are named after it as
+its evidence. Whatever the judge says, the structural signals hold on their own, since no
+memory grants authority or instructs the agent:
 
 - ``rule``: the structural rules of :mod:`tether.memory.poisoning_rules` (untrusted
   content addressing the agent, permissions granted broadly or without a check, a
@@ -30,7 +31,10 @@ The judge's evidence, each also a feature it weighs:
   alone;
 - ``pattern``: the fixed instruction patterns of :mod:`tether.memory.injection`;
 - ``lexicon``: the multilingual categories alone make a claim (a right claimed or granted),
-  a bypass (a control weakened), an order to the agent or data sent away.
+  a bypass (a control weakened), an order to the agent or data sent away;
+- ``classifier`` and ``embedding``: the two logistic regressions the judge came after
+  (:class:`tether.memory.poisoning_judge.WordClassifiers`), over hashed words and over
+  the default embedder's vector, fitted on the corpus's train split.
 
 The lexicon (:data:`LEXICON`) is a set of word stems per category, in English, German,
 French, Spanish, Italian, Portuguese and Dutch, with fewer stems in Polish, Swedish,
