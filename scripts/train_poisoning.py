@@ -39,7 +39,7 @@ from tests.poisoning_heldout import ROUNDS, items
 from tether.memory.embeddings import load_default_embedder
 from tether.memory.ingest import screen
 from tether.memory.poisoning import read
-from tether.memory.poisoning_judge import EMBEDDING_SCALE, MODEL_FILE, bucket
+from tether.memory.poisoning_judge import EMBEDDING_SCALE, MODEL_FILE
 
 BUCKETS = 1 << 15
 L2 = float(os.environ.get("TETHER_TRAIN_L2", "1e-3"))
@@ -132,7 +132,7 @@ def pool() -> tuple[list[Item], np.ndarray]:
 def matrix(texts: list[str], sources: list[str], dense: np.ndarray) -> Rows:
     rows, cols, vals = [], [], []
     for row, (text, source) in enumerate(zip(texts, sources, strict=True)):
-        found = sorted({bucket(name, BUCKETS) for name in read(text, source).names})
+        found = sorted({value % BUCKETS for value in read(text, source).digests})
         rows += [row] * len(found)
         cols += found
         vals += [1.0] * len(found)

@@ -56,6 +56,7 @@ from tether.memory.authority import frames
 from tether.memory.injection import looks_like_instruction, normalise
 from tether.memory.poisoning_judge import (
     class_features,
+    digest,
     evidence_features,
     judges,
     text_features,
@@ -482,6 +483,10 @@ class Reading:
     frames: tuple[str, ...]
     rules: tuple[str, ...]
     names: list[str]
+    digests: list[int]
+    """Each of :attr:`names` hashed once (:func:`.poisoning_judge.digest`)."""
+    classes: frozenset[str]
+    """The authority word classes the text holds."""
     excused: bool
     """Whether the text speaks of authority only as denied or restricted, or of a control
     only as kept or tightened, and asks nothing of the agent (then the judge, which
@@ -503,21 +508,31 @@ def read(text: str, source: str) -> Reading:
         evidence.append("lexicon")
     ruled = rules(text, source, plain=plain)
     words = text_features(plain, source, found)
-    if judges().words.hashed(words) >= judges().words.threshold and not _EVERYDAY.issuperset(found):
-        classified = ["classifier"]
-    else:
-        classified = []
     names = words + class_features(text, source)
     names += evidence_features(source, evidence, framed, ruled.fired, ruled.kept)
-    evidence += classified
+    digests = [digest(name) for name in names]
+    classifier = judges().words
+    everyday = _EVERYDAY.issuperset(found)
+    if not everyday and classifier.hashed(digests[: len(words)]) >= classifier.threshold:
+        evidence.append("classifier")
+    classes = frozenset(name[2:] for name in names if name.startswith("t:") and "|" not in name)
     excused = framed.restricted and _STEERING.isdisjoint(found)
     excused = excused or (framed.strengthened and _STEERING.isdisjoint(set(found) - {"directive"}))
     excused = excused or ruled.kept
     # No word the lexicons know but "I", "all" or "any", and no frame, rule or pattern:
     # hashed n-grams of unknown words collide with trained ones.
-    unknown = not any(name.startswith("t:") for name in names)
-    excused = excused or (unknown and _EVERYDAY.issuperset(found) and not evidence)
-    return Reading(found, tuple(evidence), pattern, framed.fired, ruled.fired, names, excused)
+    excused = excused or (not classes and everyday and not evidence)
+    return Reading(
+        found,
+        tuple(evidence),
+        pattern,
+        framed.fired,
+        ruled.fired,
+        names,
+        digests,
+        classes,
+        excused,
+    )
 
 
 def _embedded(vector: Sequence[float] | None, source: str) -> bool:
@@ -552,13 +567,12 @@ def assess(
     weights = judges()
     chosen = weights.pick(vector, embedder_id)
     judge = chosen or weights.lexical
-    score = judge.score(reading.names, vector if chosen else None)
+    score = judge.score(reading.digests, vector if chosen else None)
     evidence = list(reading.evidence)
     worried = any(name not in ("self", "role", "breadth") for name in reading.found)
     if chosen is not None and worried and _embedded(vector, source):
         evidence.append("embedding")
-    words = {name[2:] for name in reading.names if name.startswith("t:") and "|" not in name}
-    concern = bool(set(reading.found) - _EVERYDAY or evidence or words & CONCERN_CLASSES)
+    concern = bool(set(reading.found) - _EVERYDAY or evidence or reading.classes & CONCERN_CLASSES)
     signals: list[str] = []
     if not reading.excused:
         if score >= ALONE and concern:

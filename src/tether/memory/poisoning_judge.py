@@ -83,8 +83,9 @@ def evidence_features(
     return names + [f"flag:{name}" for name, on in flags.items() if on]
 
 
-def bucket(name: str, size: int) -> int:
-    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") % size
+def digest(name: str) -> int:
+    """A feature name's hash, taken once: each model keeps it modulo its bucket count."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big")
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,10 @@ class Judge:
     bias: float
     threshold: float
 
-    def score(self, names: Sequence[str], vector: Sequence[float] | None = None) -> float:
-        """The probability that the proposal is poisoning."""
-        hashed = {bucket(name, self.buckets) for name in names}
+    def score(self, digests: Sequence[int], vector: Sequence[float] | None = None) -> float:
+        """The probability that the proposal is poisoning, from its features'
+        :func:`digest` values."""
+        hashed = {value % self.buckets for value in digests}
         total = self.bias + math.fsum(self.weights.get(index, 0.0) for index in hashed)
         if self.dense and vector is not None:
             norm = math.sqrt(math.fsum(float(v) * float(v) for v in vector)) or 1.0
@@ -125,8 +127,10 @@ class WordClassifiers:
     embedding_bias: float
     embedding_threshold: float
 
-    def hashed(self, names: Sequence[str]) -> float:
-        total = self.bias + sum(self.weights.get(bucket(name, self.buckets), 0.0) for name in names)
+    def hashed(self, digests: Sequence[int]) -> float:
+        """The word classifier's probability, from :func:`text_features`' digests."""
+        weights = self.weights
+        total = self.bias + sum(weights.get(value % self.buckets, 0.0) for value in digests)
         return _sigmoid(total)
 
     def embedded(self, vector: Sequence[float], source: str) -> float:
