@@ -95,13 +95,15 @@ def _lexicon() -> _Lexicon:
     return _Lexicon(classes, re.compile(rf"(?<![\w'])(?:{joined})(?![\w'])"), separable)
 
 
-def tokens(text: str) -> list[str]:
+@lru_cache(maxsize=16)
+def tokens(text: str) -> tuple[str, ...]:
     """The normalised words of ``text``, the lexicon's phrases joined by ``_``. A number
-    is one word ("9"): normalising look-alikes would read "10,000" as "io ooo"."""
+    is one word ("9"): normalising look-alikes would read "10,000" as "io ooo". The last
+    few texts are kept: the frames and the judge's word classes read the same text."""
     plain = normalise(_NUMBER.sub(" 9 ", text))
     plain = _ELISION.sub(r"\1' ", plain).replace(":", " ")
     plain = _lexicon().phrases.sub(lambda m: m.group(0).replace(" ", "_"), plain)
-    return plain.split()
+    return tuple(plain.split())
 
 
 def word_classes(text: str) -> list[frozenset[str]]:
@@ -458,10 +460,12 @@ def frames(text: str, source: str) -> Frames:
         "exfiltrate": (_exfiltrates,),
         "agent": (_orders_agent,) if source in UNTRUSTED else (),
     }
+    # Every test starts from a classed word at ``i``: the other words cannot fire one.
+    classed = [i for i, tags in enumerate(parsed.tags) if tags]
     fired = tuple(
         name
         for name, found in tests.items()
-        if any(test(parsed, i) for i in range(parsed.n) for test in found)
+        if any(test(parsed, i) for i in classed for test in found)
     )
     restricted = not fired and (parsed.hedged or _denied_anchor(parsed))
     return Frames(fired, restricted, not fired and _strengthened(parsed))

@@ -105,9 +105,10 @@ _COMPILED = [re.compile(pattern) for pattern in PATTERNS]
 def normalise(text: str) -> str:
     """The text as the patterns see it (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    text = "".join(
-        ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
-    )
+    if not text.isascii():  # ASCII has no accents to strip
+        text = "".join(
+            ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
+        )
     text = _SNAKE.sub(" ", text.casefold())
     text = _EMPHASIS.sub("", text)
     text = _DOTTED.sub(lambda m: re.sub(r"[.\-·]", "", m.group(0)), text)

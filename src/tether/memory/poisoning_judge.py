@@ -30,9 +30,10 @@ import hashlib
 import itertools
 import json
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -83,6 +84,7 @@ def evidence_features(
     return names + [f"flag:{name}" for name, on in flags.items() if on]
 
 
+@lru_cache(maxsize=1 << 18)
 def digest(name: str) -> int:
     """A feature name's hash, taken once: each model keeps it modulo its bucket count."""
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big")
@@ -105,10 +107,11 @@ class Judge:
         hashed = {value % self.buckets for value in digests}
         total = self.bias + math.fsum(self.weights.get(index, 0.0) for index in hashed)
         if self.dense and vector is not None:
-            norm = math.sqrt(math.fsum(float(v) * float(v) for v in vector)) or 1.0
-            scale = EMBEDDING_SCALE / norm
-            pairs = zip(self.dense, vector, strict=True)
-            total += math.fsum(w * float(v) * scale for w, v in pairs)
+            values = [float(v) for v in vector]
+            if len(values) != len(self.dense):
+                raise ValueError(f"a vector of {len(values)} for {len(self.dense)} weights")
+            norm = math.hypot(*values) or 1.0
+            total += math.fsum(map(operator.mul, self.dense, values)) * EMBEDDING_SCALE / norm
         return _sigmoid(total)
 
 
@@ -135,8 +138,10 @@ class WordClassifiers:
 
     def embedded(self, vector: Sequence[float], source: str) -> float:
         total = self.embedding_bias + self.embedding_sources.get(source, 0.0)
-        pairs = zip(self.embedding_weights, vector, strict=True)
-        return _sigmoid(total + math.fsum(w * float(v) for w, v in pairs))
+        values = [float(v) for v in vector]
+        if len(values) != len(self.embedding_weights):
+            raise ValueError(f"a vector of {len(values)} for {len(self.embedding_weights)} weights")
+        return _sigmoid(total + math.fsum(map(operator.mul, self.embedding_weights, values)))
 
 
 def _sigmoid(value: float) -> float:
