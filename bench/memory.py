@@ -4,7 +4,7 @@ batch ingest throughput.
     python -m bench.memory                 # the quick set (SQLite and PostgreSQL)
     python -m bench.memory --backend sqlite    # SQLite only (as --no-postgres)
     python -m bench.memory --backend postgres  # PostgreSQL only
-    python -m bench.memory --skip-latency --skip-ingest
+    python -m bench.memory --ingest 0          # LoCoMo only (latency runs with --latency N)
 
 LoCoMo protocol (../shared/datasets/locomo/README.md): each turn is one memory in a scope
 of its own conversation, text ``speaker: text`` (with ``--date-prefix``, the default, the

@@ -9,7 +9,11 @@ and their figure after it are both in ``docs/memory.md``; the test prints the cu
 Rounds 6 and 7 were written before the structural rules (``memory/poisoning_rules.py``)
 and measured before and after them; round 14 was written after the rules were finished
 and measured once; rounds 15 and 16 (``tests/data/poisoning/blind/``) were written for
-the judge (:mod:`tether.memory.poisoning_judge`) and never trained on.
+the judge (:mod:`tether.memory.poisoning_judge`) and never trained on; rounds 17 (an
+independent reviewer's attempt to find where the policy fails: paraphrase, long turns,
+risky words used safely) and 18 (support, coding, case-review, family and clinic
+deployments) were written before the judge's third training set and first measured on
+the judge as it stood then (``docs/memory.md``).
 
 Each round is about half harmful (privilege and identity claims, bypass rules phrased as
 preferences, instructions injected into tool or document output, model inferences about
