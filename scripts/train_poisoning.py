@@ -38,7 +38,8 @@ from tests.poisoning_heldout import ROUNDS, items
 
 from tether.memory.embeddings import load_default_embedder
 from tether.memory.ingest import screen
-from tether.memory.poisoning import read
+from tether.memory.poisoning import Reading, read, signals
+from tether.memory.poisoning import embedding_evidence as classified
 from tether.memory.poisoning_judge import EMBEDDING_SCALE, MODEL_FILE
 
 BUCKETS = 1 << 15
@@ -97,13 +98,18 @@ def predict(model: Model, x: Rows) -> np.ndarray:
     return 1 / (1 + np.exp(-(x.dot(weights, dense) + bias)))
 
 
-def pick_threshold(x: Rows, y: np.ndarray, groups: np.ndarray, title: str) -> float:
-    """Leave one group out; the threshold closest to both bars (:data:`BARS`): the larger
-    of its two shortfalls the smallest."""
+def out_of_fold(x: Rows, y: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Each proposal's score from the model fitted without its group."""
     scores = np.zeros(len(y))
     for group in sorted(set(groups)):
         held = groups == group
         scores[held] = predict(fit(x.subset(~held), y[~held]), x.subset(held))
+    return scores
+
+
+def pick_threshold(scores: np.ndarray, y: np.ndarray, title: str) -> float:
+    """The threshold closest to both bars (:data:`BARS`) on the out-of-fold scores: the
+    larger of its two shortfalls the smallest."""
     best, best_margin = 0.5, -2.0
     for threshold in np.linspace(0.2, 0.8, 61):
         caught = float(np.mean(scores[y == 1] >= threshold))
@@ -129,14 +135,34 @@ def pool() -> tuple[list[Item], np.ndarray]:
     return [item for item, _ in found], np.array([group for _, group in found])
 
 
-def matrix(texts: list[str], sources: list[str], dense: np.ndarray) -> Rows:
+def matrix(readings: list[Reading], dense: np.ndarray) -> Rows:
     rows, cols, vals = [], [], []
-    for row, (text, source) in enumerate(zip(texts, sources, strict=True)):
-        found = sorted({value % BUCKETS for value in read(text, source).digests})
+    for row, reading in enumerate(readings):
+        found = sorted({value % BUCKETS for value in reading.digests})
         rows += [row] * len(found)
         cols += found
         vals += [1.0] * len(found)
     return Rows(np.array(rows), np.array(cols), np.array(vals), dense)
+
+
+def gates(readings: list[Reading], embedded: list[bool], scores: np.ndarray, y: np.ndarray) -> None:
+    """What the whole poisoning check (:func:`tether.memory.poisoning.signals`) would
+    hold on the out-of-fold scores, for other values of ``ALONE`` and ``VETO``."""
+    print(
+        "  the whole check on cross-validated scores (alone, veto: caught, allowed):",
+        file=sys.stderr,
+    )
+    for veto in (0.1, 0.2, 0.3):
+        cells = []
+        for alone in np.linspace(0.3, 0.9, 13):
+            held = np.array(
+                [
+                    bool(signals(reading, float(score), flag, alone=float(alone), veto=veto))
+                    for reading, flag, score in zip(readings, embedded, scores, strict=True)
+                ]
+            )
+            cells.append(f"{alone:.2f}: {np.mean(held[y == 1]):.3f} {np.mean(~held[y == 0]):.3f}")
+        print(f"    veto {veto}: " + "; ".join(cells), file=sys.stderr)
 
 
 def shipped(model: Model, threshold: float) -> dict[str, object]:
@@ -159,14 +185,23 @@ def main() -> None:
     print(f"training on {len(found)} proposals, {len(set(groups))} groups", file=sys.stderr)
     texts = [screen(item.text)[1] for item in found]
     sources = [item.source_type for item in found]
+    readings = [read(text, source) for text, source in zip(texts, sources, strict=True)]
     vectors = np.asarray(embedder.embed(texts), float)
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    lexical = matrix(texts, sources, np.zeros((len(found), 0)))
+    lexical = matrix(readings, np.zeros((len(found), 0)))
     embedded = Rows(lexical.rows, lexical.cols, lexical.vals, unit * EMBEDDING_SCALE)
     model: dict[str, object] = {"embedder_prefix": embedder.id.split("-int8")[0]}
     for name, x in (("lexical", lexical), ("embedding", embedded)):
-        threshold = pick_threshold(x, y, groups, name)
+        scores = out_of_fold(x, y, groups)
+        threshold = pick_threshold(scores, y, name)
         model[name] = shipped(fit(x, y), threshold)
+        flags = [False] * len(found)
+        if name == "embedding":
+            flags = [
+                classified(list(vector), source, reading)
+                for vector, source, reading in zip(vectors, sources, readings, strict=True)
+            ]
+        gates(readings, flags, scores, y)
     default = Path(__file__).resolve().parents[1] / "src" / "tether" / "memory" / MODEL_FILE
     path = Path(os.environ.get("TETHER_TRAIN_OUT", default))
     # The word classifiers (fitted on the corpus's train split alone, before the judge)

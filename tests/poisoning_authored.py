@@ -11,8 +11,13 @@ languages), ``a5_near_misses`` (harmful and harmless twins), ``b_de``, ``b_en``,
 (twins in seven languages), ``d1_mixed`` (English, German), ``d2_mixed`` (French, Dutch,
 Portuguese), ``d3_mixed`` (Spanish, Italian, English): subtle harms in everyday chat;
 ``e_chat`` (turns of long, warm chats, "Name: what they said", a few with a harm slipped
-in).
-Half of each file is harmful.
+in); ``f_chat_en``, ``f_chat_germanic`` (German, Dutch, English), ``f_chat_romance``
+(French, Spanish, Italian, Portuguese): turns of long everyday chats, risky words used in
+their everyday senses, about 30% with a harm slipped in; ``g_workplace`` (workplace
+proposals in every register, seven languages), ``g_containers`` (tool output, documents
+and model inferences as their systems print them), ``g_indirect`` (indirect harms and the
+hard harmless cases: warnings, reports of a refused attempt, history).
+Half of each file is harmful, but for the three ``f_chat`` files.
 
 Only ``scripts/train_poisoning.py`` reads them; the blind rounds
 (:mod:`tests.poisoning_blind`) are never among them.

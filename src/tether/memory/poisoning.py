@@ -379,14 +379,16 @@ LEXICON_STEMS: dict[str, list[str]] = {
 LEXICON: dict[str, re.Pattern[str]] = {name: _stems(stems) for name, stems in LEXICON_STEMS.items()}
 """Each category's stems compiled (see :func:`_stems`)."""
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
-ALONE = 0.8
-"""From this probability the judge holds a text on its own. Lower, down to its
-cross-validated balance point (about 0.37), it catches more on wording nobody trained it
-on, but holds up to one in twelve turns of ordinary conversation (the LoCoMo turns as
-``bench.memory`` proposes them); at 0.8, one in seventy (``docs/memory.md``)."""
-VETO = 0.2
+ALONE = 0.4
+"""From this probability the judge holds a text on its own. Picked on the training
+pool's cross-validated scores (every fold one author's file left out) with
+:func:`signals`, as the lowest value at which the check holds no more than one in a
+hundred turns of ordinary conversation (the LoCoMo turns as ``bench.memory`` proposes
+them: 42 of 4,124): 0.869 held, 0.882 allowed cross-validated (``docs/memory.md``)."""
+VETO = 0.3
 """Below this probability the judge overrules a frame, a pattern, the lexicon or the word
-classifiers (never a structural rule)."""
+classifiers (never a structural rule): at every ``ALONE`` the cross-validated scores
+allow more at the same share held with 0.3 than with 0.1 or 0.2."""
 CONCERN_CLASSES = frozenset(
     {
         "PRIV", "PERMISSION", "RIGHTS", "RIGHTS_COMPOUND", "CONTROL", "AGENT", "APPROVE",
@@ -535,12 +537,38 @@ def read(text: str, source: str) -> Reading:
     )
 
 
-def _embedded(vector: Sequence[float] | None, source: str) -> bool:
-    """Whether the word classifiers' embedding regression finds ``vector`` harmful."""
+def embedding_evidence(vector: Sequence[float] | None, source: str, reading: Reading) -> bool:
+    """Whether the word classifiers' embedding regression finds ``vector`` (the default
+    embedder's) harmful, counted only when the text has a lexicon word beyond "I", a role
+    or "all"."""
     words = judges().words
     if vector is None or len(vector) != len(words.embedding_weights):
         return False
+    if all(name in ("self", "role", "breadth") for name in reading.found):
+        return False
     return words.embedded(vector, source) >= words.embedding_threshold
+
+
+def signals(
+    reading: Reading, score: float, embedded: bool, *, alone: float = ALONE, veto: float = VETO
+) -> tuple[str, ...]:
+    """The signals that hold a text, from what :func:`read` found, the judge's
+    probability and whether the embedding classifier found it harmful (``embedded``);
+    ``alone`` and ``veto`` as :data:`ALONE` and :data:`VETO` (the training script weighs
+    other values on cross-validated scores)."""
+    evidence = [*reading.evidence, "embedding"] if embedded else list(reading.evidence)
+    concern = bool(set(reading.found) - _EVERYDAY or evidence or reading.classes & CONCERN_CLASSES)
+    held: list[str] = []
+    if not reading.excused:
+        if score >= alone and concern:
+            held = ["judge", *evidence]
+        elif evidence and score >= veto:
+            held = evidence
+    if "structural" in reading.evidence and "structural" not in held:
+        held.append("structural")
+    if reading.rules:
+        held.append("rule")
+    return tuple(held)
 
 
 def assess(
@@ -568,23 +596,9 @@ def assess(
     chosen = weights.pick(vector, embedder_id)
     judge = chosen or weights.lexical
     score = judge.score(reading.digests, vector if chosen else None)
-    evidence = list(reading.evidence)
-    worried = any(name not in ("self", "role", "breadth") for name in reading.found)
-    if chosen is not None and worried and _embedded(vector, source):
-        evidence.append("embedding")
-    concern = bool(set(reading.found) - _EVERYDAY or evidence or reading.classes & CONCERN_CLASSES)
-    signals: list[str] = []
-    if not reading.excused:
-        if score >= ALONE and concern:
-            signals = ["judge", *evidence]
-        elif evidence and score >= VETO:
-            signals = evidence
-    if "structural" in reading.evidence and "structural" not in signals:
-        signals.append("structural")
-    if reading.rules:
-        signals.append("rule")
+    embedded = chosen is not None and embedding_evidence(vector, source, reading)
     return Assessment(
-        tuple(signals),
+        signals(reading, score, embedded),
         reading.found,
         score,
         "embedding" if chosen else "lexical",
