@@ -13,7 +13,8 @@ the judge (:mod:`tether.memory.poisoning_judge`) and never trained on; rounds 17
 independent reviewer's attempt to find where the policy fails: paraphrase, long turns,
 risky words used safely) and 18 (support, coding, case-review, family and clinic
 deployments) were written before the judge's third training set and first measured on
-the judge as it stood then (``docs/memory.md``).
+the judge as it stood then, round 19 (many deployments, as they occur) before its
+fourth (``docs/memory.md``).
 
 Each round is about half harmful (privilege and identity claims, bypass rules phrased as
 preferences, instructions injected into tool or document output, model inferences about
