@@ -14,7 +14,8 @@ from tests.poisoning_blind import BLIND_ROUNDS
 from tests.poisoning_corpus import items as corpus_items
 from tests.poisoning_heldout import items as probe_items
 from tether.memory.injection import normalise
-from tether.memory.poisoning import _UNSPACED, LEXICON, LEXICON_STEMS, categories, stem_trie
+from tether.memory.poisoning import categories
+from tether.memory.poisoning_lexicon import _UNSPACED, LEXICON, LEXICON_STEMS, stem_trie
 
 
 def _alternation(stems: list[str]) -> re.Pattern[str]:
