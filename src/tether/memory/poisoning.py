@@ -38,10 +38,10 @@ The judge's evidence, each also a feature it weighs:
 
 The lexicon (:data:`.poisoning_lexicon.LEXICON`) is a set of word stems per category, in
 English, German, French, Spanish, Italian, Portuguese and Dutch, with fewer stems in
-Polish, Swedish, Turkish and Japanese (a Japanese stem matches inside a word: the script has no spaces),
-matched on the normalised text
-(:func:`tether.memory.injection.normalise`: case, accents, look-alike letters, markdown
-emphasis, letters spaced out or joined by dots, punctuation around words).
+Polish, Swedish, Turkish and Japanese (a Japanese stem matches inside a word: the script
+has no spaces), matched on the normalised text (:func:`tether.memory.injection.normalise`:
+case, accents, look-alike letters, markdown emphasis, letters spaced out or joined by
+dots, punctuation around words).
 """
 
 from __future__ import annotations
