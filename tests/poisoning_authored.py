@@ -16,8 +16,13 @@ in); ``f_chat_en``, ``f_chat_germanic`` (German, Dutch, English), ``f_chat_roman
 their everyday senses, about 30% with a harm slipped in; ``g_workplace`` (workplace
 proposals in every register, seven languages), ``g_containers`` (tool output, documents
 and model inferences as their systems print them), ``g_indirect`` (indirect harms and the
-hard harmless cases: warnings, reports of a refused attempt, history).
-Half of each file is harmful, but for the three ``f_chat`` files.
+hard harmless cases: warnings, reports of a refused attempt, history); ``h_chat_long``
+(turns of 40-90 words of chats kept over months, seven languages, a quarter harmful),
+``h_near_misses`` (written to trip a keyword filter both ways), ``h_coding_agent``,
+``h_case_review``, ``h_support_family`` (one deployment each), ``h_registers`` (texting,
+dictation, formal letters, code-switching, third person) and ``h_reviewer`` (where a
+policy fails, as a reviewer would look for it).
+Half of each file is harmful, but for the ``f_chat`` files and ``h_chat_long``.
 
 Only ``scripts/train_poisoning.py`` reads them; the blind rounds
 (:mod:`tests.poisoning_blind`) are never among them.
