@@ -281,8 +281,10 @@ def assess(
     weights = judges()
     chosen = weights.pick(vector, embedder_id)
     judge = chosen or weights.lexical
-    score = judge.score(reading.digests, vector if chosen else None)
-    embedded = chosen is not None and embedding_evidence(vector, source, reading)
+    # one conversion for both models (an embedder may hand over numpy scalars)
+    values = [float(v) for v in vector] if chosen is not None and vector is not None else None
+    score = judge.score(reading.digests, values)
+    embedded = values is not None and embedding_evidence(values, source, reading)
     return Assessment(
         signals(reading, score, embedded),
         reading.found,

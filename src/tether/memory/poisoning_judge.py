@@ -84,9 +84,10 @@ def evidence_features(
     return names + [f"flag:{name}" for name, on in flags.items() if on]
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=1 << 16)
 def digest(name: str) -> int:
-    """A feature name's hash, taken once: each model keeps it modulo its bucket count."""
+    """A feature name's hash, taken once: each model keeps it modulo its bucket count.
+    The names most texts share (words, their 5-grams, classes) are kept hashed."""
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big")
 
 
@@ -107,11 +108,10 @@ class Judge:
         hashed = {value % self.buckets for value in digests}
         total = self.bias + math.fsum(self.weights.get(index, 0.0) for index in hashed)
         if self.dense and vector is not None:
-            values = [float(v) for v in vector]
-            if len(values) != len(self.dense):
-                raise ValueError(f"a vector of {len(values)} for {len(self.dense)} weights")
-            norm = math.hypot(*values) or 1.0
-            total += math.fsum(map(operator.mul, self.dense, values)) * EMBEDDING_SCALE / norm
+            if len(vector) != len(self.dense):
+                raise ValueError(f"a vector of {len(vector)} for {len(self.dense)} weights")
+            norm = math.hypot(*vector) or 1.0
+            total += math.fsum(map(operator.mul, self.dense, vector)) * EMBEDDING_SCALE / norm
         return _sigmoid(total)
 
 
@@ -138,10 +138,9 @@ class WordClassifiers:
 
     def embedded(self, vector: Sequence[float], source: str) -> float:
         total = self.embedding_bias + self.embedding_sources.get(source, 0.0)
-        values = [float(v) for v in vector]
-        if len(values) != len(self.embedding_weights):
-            raise ValueError(f"a vector of {len(values)} for {len(self.embedding_weights)} weights")
-        return _sigmoid(total + math.fsum(map(operator.mul, self.embedding_weights, values)))
+        if len(vector) != len(self.embedding_weights):
+            raise ValueError(f"a vector of {len(vector)} for {len(self.embedding_weights)} weights")
+        return _sigmoid(total + math.fsum(map(operator.mul, self.embedding_weights, vector)))
 
 
 def _sigmoid(value: float) -> float:
