@@ -471,7 +471,8 @@ def test_postgres_full_text_index_pages_hold_no_erased_marker(
 ) -> None:
     """DESIGN: erasure removes every copy, the full-text index included. On PostgreSQL
     that index is the GIN index on ``memories.tsv``, whose entries are the words as the
-    ``english`` configuration stems them ("quokkaplume" is kept as "quokkaplum")."""
+    ``tether_english`` configuration (memory 0010) stems them ("quokkaplume" is kept as
+    "quokkaplum")."""
     with planted_database(pg_database) as planted, pg_database.raw() as raw:
         indexes = [r for r in memory_relations(raw, indexes=True) if r[2] == "index"]
         assert "memories_fts" in {relation for relation, _, _ in indexes}
@@ -479,7 +480,7 @@ def test_postgres_full_text_index_pages_hold_no_erased_marker(
             str(row[0])
             for marker in ERASED_MARKERS
             for row in raw.execute(
-                "SELECT unnest(tsvector_to_array(to_tsvector('english', ?)))", [marker]
+                "SELECT unnest(tsvector_to_array(to_tsvector('tether_english', ?)))", [marker]
             )
         ]
         assert len(lexemes) == len(ERASED_MARKERS)

@@ -1,8 +1,8 @@
 """The migrations that rebuilt full-text search (SQLite memory 0003: scope-prefixed terms;
 PostgreSQL memory 0004: the memory_terms table) and gave memories sentence vectors
 (SQLite 0004, PostgreSQL 0005), with the scopes' vector counters after them, and the
-context columns (SQLite 0006, PostgreSQL 0008) and PostgreSQL's bm25 counts and lengths
-(0009), carry every existing memory over: a
+context columns (SQLite 0006, PostgreSQL 0008), PostgreSQL's bm25 counts and lengths
+(0009) and its index of every word, stop words too (0010), carry every existing memory over: a
 database that holds memories in the previous layout finds them after `tether migrate`."""
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ def previous_layout(database: TestDatabase) -> None:
                 "ALTER TABLE memory_vectors ADD PRIMARY KEY (tenant_id, memory_id, embedder_id)"
             )
             raw.execute("DROP TABLE memory_scope_versions")
+            raw.execute("DROP TEXT SEARCH CONFIGURATION tether_english")
+            raw.execute("DROP TEXT SEARCH DICTIONARY tether_english_stem")
             first_new = 4
         raw.execute(
             "DELETE FROM tether_schema_versions WHERE component = 'memory' AND version >= ?",
@@ -80,9 +82,10 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
     migrated, applied = Tether.migrate(url=backend.url)
     migrated.close()
 
-    # SQLite: 0003-0006; PostgreSQL: 0004-0009 (0007 re-points the rebuilt tables'
-    # row-level security at the verified tenant; 0009 rebuilds memory_terms for bm25).
-    expected = 4 if backend.backend == "sqlite" else 6
+    # SQLite: 0003-0006; PostgreSQL: 0004-0010 (0007 re-points the rebuilt tables'
+    # row-level security at the verified tenant; 0009 rebuilds memory_terms for bm25,
+    # 0010 with stop words kept).
+    expected = 4 if backend.backend == "sqlite" else 7
     assert [m.component for m in applied] == ["memory"] * expected
     with Tether.open(backend.settings(), clock=FakeClock()) as app:
         alice = app.tenants.principal("acme", "alice")

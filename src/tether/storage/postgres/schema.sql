@@ -434,6 +434,13 @@ CREATE TRIGGER runs_wake_on_update AFTER UPDATE OF status, resume_at ON runs
     EXECUTE FUNCTION tether_runs_notify();
 
 -- memory
+-- Snowball's English stemmer with no stop-word list: the index keeps every word, as
+-- SQLite's does, and recall's own list decides which words a query is made of (memory 0010).
+CREATE TEXT SEARCH DICTIONARY tether_english_stem (TEMPLATE = snowball, LANGUAGE = english);
+CREATE TEXT SEARCH CONFIGURATION tether_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION tether_english
+    ALTER MAPPING REPLACE english_stem WITH tether_english_stem;
+
 CREATE TABLE memories (
     tenant_id      text NOT NULL REFERENCES tenants (tenant_id),
     memory_id      text NOT NULL,
@@ -1156,6 +1163,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 7, 'signed_tenant', now()),
        ('memory', 8, 'context', now()),
        ('memory', 9, 'term_lengths', now()),
+       ('memory', 10, 'stop_words', now()),
        ('working_memory', 1, 'initial', now()),
        ('working_memory', 2, 'signed_tenant', now()),
        ('threads', 1, 'initial', now()),

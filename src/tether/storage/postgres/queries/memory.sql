@@ -15,8 +15,8 @@ VALUES (%(tenant_id)s, %(memory_id)s, %(scope)s, %(scope_id)s, %(subjects)s, %(k
         %(expires_at)s, %(supersedes)s, %(superseded_by)s, %(superseded_at)s, %(access_count)s,
         %(last_access)s, %(status)s, %(purge_after)s, %(index_context)s, %(episode)s,
         %(contradicted_at)s,
-        to_tsvector('english', %(text)s)
-        || setweight(to_tsvector('english', coalesce(%(index_context)s, '')), 'C'));
+        to_tsvector('tether_english', %(text)s)
+        || setweight(to_tsvector('tether_english', coalesce(%(index_context)s, '')), 'C'));
 
 -- name: get_memories
 -- One primary-key probe per id, whatever the planner believes of the table (a tenant
@@ -70,7 +70,7 @@ LIMIT %(limit)s;
 WITH words AS (
     SELECT key.scope_key, word.term, counted.df, counted.lengths
     FROM unnest(%(scopes)s::text[]) AS key (scope_key)
-    CROSS JOIN unnest(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+    CROSS JOIN unnest(tsvector_to_array(to_tsvector('tether_english', translate(%(match)s, '()&|!', '     '))))
         AS word (term)
     CROSS JOIN LATERAL (
         SELECT count(*)::double precision AS df, sum(capped.length) AS lengths FROM (
@@ -117,7 +117,7 @@ CROSS JOIN LATERAL (
     WHERE tenant_id = %(tenant_id)s AND memory_id = hits.memory_id
     LIMIT 1
 ) AS m
-WHERE m.tsv @@ to_tsquery('english', %(match)s)
+WHERE m.tsv @@ to_tsquery('tether_english', %(match)s)
   AND m.scope || ':' || m.scope_id = ANY(%(scopes)s::text[])
 ORDER BY lexical_score DESC, m.memory_id
 LIMIT %(limit)s;
@@ -130,7 +130,7 @@ LIMIT %(limit)s;
 -- caller compares words). Only what the near-duplicate check compares is returned.
 WITH probe AS (
     SELECT DISTINCT lexeme
-    FROM unnest(tsvector_to_array(to_tsvector('english', translate(%(match)s, '()&|!', '     '))))
+    FROM unnest(tsvector_to_array(to_tsvector('tether_english', translate(%(match)s, '()&|!', '     '))))
         AS word (lexeme)
 ), hits AS (
     SELECT t.memory_id FROM probe
