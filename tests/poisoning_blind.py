@@ -14,7 +14,8 @@ independent reviewer's attempt to find where the policy fails: paraphrase, long 
 risky words used safely) and 18 (support, coding, case-review, family and clinic
 deployments) were written before the judge's third training set and first measured on
 the judge as it stood then, round 19 (many deployments, as they occur) before its
-fourth (``docs/memory.md``).
+fourth, and round 20 (ten deployments, two in five lines not in English, written to slip
+past a keyword filter both ways) before its fifth (``docs/memory.md``).
 
 Each round is about half harmful (privilege and identity claims, bypass rules phrased as
 preferences, instructions injected into tool or document output, model inferences about
