@@ -12,7 +12,15 @@ the ``embeddings`` extra does not install, and they quantise a product's input w
 scale for the whole tensor, that is for the whole batch, so a text's vector would change
 with the texts embedded beside it and would move further from float compute than this
 rewrite does (``bench/README.md``). Here each token's activations get their own scale and
-zero point, and the products use the file's own int8 weights.
+zero point, and the products use the file's own int8 weights, shifted to uint8 (each
+weight plus 128, zero point 128).
+
+Why uint8 by uint8 and not uint8 by int8: onnxruntime's uint8-by-int8 kernel on CPUs
+without VNNI (AVX2 only) adds pairs of products in 16 bits and saturates (255 · 127 · 2
+does not fit), so the same text got a different vector on such a CPU (cosine to float
+compute as low as 0.89) than on one with VNNI. Its uint8-by-uint8 kernels widen to 16
+bits before they multiply: every product is exact on every CPU, so a vector does not
+depend on the machine it was computed on.
 
 The model file is ONNX: a protocol-buffers message. Only the few fields read or written
 below are decoded (field numbers from onnx.proto); every other byte is copied as it is,
@@ -215,8 +223,9 @@ def _int8_product(
     Each row of ``A`` (one token's activations) is quantised on its own to uint8 with its
     own scale and zero point (from the row's minimum and maximum, zero included), so a
     text's vector never depends on the other texts of its batch. ``MatMulIntegerToFloat``
-    multiplies the uint8 rows by the int8 weights and applies the weights' per-column
-    scales; the rows' scales and zero points are applied after it:
+    multiplies the uint8 rows by the weights (stored as uint8 with zero point 128, so the
+    kernel is exact on every CPU: see the module's docstring) and applies the weights'
+    per-column scales; the rows' scales and zero points are applied after it:
     ``Y = s_row * (Z - zp_row * colsum(Wq) * scale)``.
 
     Raises:
@@ -277,7 +286,7 @@ def _int8_product(
         ),
         _node(
             "MatMulIntegerToFloat",
-            [p + "/aq", weights, shared + "one", p + "/w_scale"],
+            [p + "/aq", p + "/w_u8", shared + "one", p + "/w_scale", "", shared + "w_zp"],
             [p + "/z"],
             p + "/MatMulIntegerToFloat",
             domain="com.microsoft",
@@ -293,6 +302,7 @@ def _int8_product(
     initializers = [
         _initializer(p + "/n", np.array([columns], dtype=np.int64)),
         _initializer(p + "/rows_k", np.array([-1, rows], dtype=np.int64)),
+        _initializer(p + "/w_u8", (quantized.astype(np.int16) + 128).astype(np.uint8)),
         _initializer(p + "/w_scale", scales),
         _initializer(p + "/w_offset", (column_sums * scales).reshape(1, columns)),
     ]
@@ -380,6 +390,7 @@ def _int8_compute_graph(buf: memoryview) -> bytes:
         _initializer(f"{_PREFIX}/zero", np.array(0.0, dtype=np.float32)),
         _initializer(f"{_PREFIX}/one", np.array(1.0, dtype=np.float32)),
         _initializer(f"{_PREFIX}/inv255", np.array(1.0 / 255.0, dtype=np.float32)),
+        _initializer(f"{_PREFIX}/w_zp", np.array(128, dtype=np.uint8)),
         _initializer(f"{_PREFIX}/tiny", np.array(1e-12, dtype=np.float32)),
         _initializer(f"{_PREFIX}/axis1", np.array([1], dtype=np.int64)),
     ]
