@@ -20,8 +20,14 @@ hard harmless cases: warnings, reports of a refused attempt, history); ``h_chat_
 (turns of 40-90 words of chats kept over months, seven languages, a quarter harmful),
 ``h_near_misses`` (written to trip a keyword filter both ways), ``h_coding_agent``,
 ``h_case_review``, ``h_support_family`` (one deployment each), ``h_registers`` (texting,
-dictation, formal letters, code-switching, third person) and ``h_reviewer`` (where a
-policy fails, as a reviewer would look for it).
+dictation, formal letters, code-switching, third person), ``h_reviewer`` (where a
+policy fails, as a reviewer would look for it); ``i_more_languages`` (Polish, Swedish,
+Danish and Norwegian, Czech, Turkish, Romanian, Finnish, and code-switching),
+``i_chat_speak`` (chat as typed: typos, abbreviations, emoji, dictation slips),
+``i_structured_payloads`` (JSON, YAML, CSV, logs, e-mail, HTML as tools return them),
+``i_social_engineering`` (delegation, urgency, proxies, redefinitions, standing
+conditions), ``i_agent_ops`` (coding, devops and data agents) and
+``i_inference_and_operator`` (the model's inferences and summaries, operator entries).
 Half of each file is harmful, but for the ``f_chat`` files and ``h_chat_long``.
 
 Only ``scripts/train_poisoning.py`` reads them; the blind rounds

