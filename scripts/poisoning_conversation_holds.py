@@ -6,9 +6,10 @@ value tried holding no more than two turns in a hundred).
 
 The turns are LoCoMo's (every conversation under ``../shared/datasets/locomo``, all
 harmless), each as ``bench.memory`` proposes it ("Speaker: what they said", from a
-human). Each is read and scored as :func:`tether.memory.poisoning.assess` does, with the
-default embedder's vector, and :func:`~tether.memory.poisoning.signals` is asked at each
-``ALONE``; at the shipped value the count is what ``propose_many`` holds.
+human). Each is weighed by :func:`tether.memory.poisoning.weigh` (what
+:func:`~tether.memory.poisoning.assess` weighs) with the default embedder's vector, and
+:func:`~tether.memory.poisoning.signals` is asked at each ``ALONE`` (for the judge before
+the third retraining this counted 81 at 0.6 where ``propose_many`` held 80).
 """
 
 from __future__ import annotations
@@ -30,15 +31,9 @@ def main() -> None:
         for conv in load_conversations("all")
         for proposal in proposals_of(conv, turns_of(conv), False)
     ]
-    weights = poisoning.judges()
     held = dict.fromkeys(VALUES, 0)
     for text, vector in zip(texts, embedder.embed(texts), strict=True):
-        reading = poisoning.read(text, "human")
-        values = [float(v) for v in vector]
-        chosen = weights.pick(values, embedder.id)
-        judge = chosen or weights.lexical
-        score = judge.score(reading.digests, values if chosen else None)
-        embedded = chosen is not None and poisoning.embedding_evidence(values, "human", reading)
+        reading, score, embedded, _ = poisoning.weigh(text, "human", vector, embedder.id)
         for alone in VALUES:
             held[alone] += bool(poisoning.signals(reading, score, embedded, alone=alone))
     print(f"{len(texts)} turns; held at ALONE " + ", ".join(f"{a}: {n}" for a, n in held.items()))

@@ -404,6 +404,9 @@ def _int8_compute_graph(buf: memoryview) -> bytes:
         else:
             new_nodes.append(bytes(node.record))
     gone = {output for node in nodes if id(node) in dropped for output in node.outputs}
+    # the int8 weights and their scales now live in each product's own initializers:
+    # the originals go when the dropped cast and scale nodes were their only readers
+    unread = {name for pair in rewrites.values() for name in pair if uses.get(name) == 1}
 
     parts: list[bytes | memoryview] = []
     nodes_written = False
@@ -417,6 +420,12 @@ def _int8_compute_graph(buf: memoryview) -> bytes:
             field == _GRAPH_VALUE_INFO
             and isinstance(value, memoryview)
             and _value_info_name(value) in gone
+        ):
+            continue
+        if (
+            field == _GRAPH_INITIALIZER
+            and isinstance(value, memoryview)
+            and _decode_tensor(value)[0] in unread
         ):
             continue
         parts.append(record)

@@ -69,7 +69,7 @@ ALONE = 0.7
 the check holds no more than two in a hundred turns of ordinary conversation (the LoCoMo
 turns as ``bench.memory`` proposes them, counted by
 ``scripts/poisoning_conversation_holds.py``: 69 of 4,124 at 0.7, 102 at 0.6). The judge
-first shipped at 0.6 was said to hold one in a hundred; it held 80, so the rule is
+first shipped at 0.6 was said to hold one in a hundred; it held 81, so the rule is
 stated as it was met. Cross-validated on the training pool (every fold one author's
 file left out): 0.796 held, 0.907 allowed (``docs/memory.md``)."""
 VETO = 0.3
@@ -258,6 +258,24 @@ def signals(
     return tuple(held)
 
 
+def weigh(
+    text: str, source: str, vector: Sequence[float] | None, embedder_id: str | None
+) -> tuple[Reading, float, bool, str]:
+    """What :func:`signals` weighs for ``text``: its reading, the judge's probability,
+    whether the embedding classifier found it of concern, and which weights scored it
+    (``"embedding"`` or ``"lexical"``). :func:`assess` is this and :func:`signals`;
+    ``scripts/poisoning_conversation_holds.py`` asks :func:`signals` at other thresholds."""
+    reading = read(text, source)
+    weights = judges()
+    chosen = weights.pick(vector, embedder_id)
+    judge = chosen or weights.lexical
+    # one conversion for both models (an embedder may hand over numpy scalars)
+    values = [float(v) for v in vector] if chosen is not None and vector is not None else None
+    score = judge.score(reading.digests, values)
+    embedded = values is not None and embedding_evidence(values, source, reading)
+    return reading, score, embedded, "embedding" if chosen else "lexical"
+
+
 def assess(
     text: str,
     source: str,
@@ -278,19 +296,12 @@ def assess(
     installed embedder's vector of ``text``; it counts only when that embedder is the
     default model the judge was trained with.
     """
-    reading = read(text, source)
-    weights = judges()
-    chosen = weights.pick(vector, embedder_id)
-    judge = chosen or weights.lexical
-    # one conversion for both models (an embedder may hand over numpy scalars)
-    values = [float(v) for v in vector] if chosen is not None and vector is not None else None
-    score = judge.score(reading.digests, values)
-    embedded = values is not None and embedding_evidence(values, source, reading)
+    reading, score, embedded, chosen = weigh(text, source, vector, embedder_id)
     return Assessment(
         signals(reading, score, embedded),
         reading.found,
         score,
-        "embedding" if chosen else "lexical",
+        chosen,
         reading.pattern,
         reading.frames,
         reading.rules,
