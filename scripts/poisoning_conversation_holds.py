@@ -19,7 +19,7 @@ from bench.memory import load_conversations, proposals_of, turns_of
 from tether.memory import poisoning
 from tether.memory.embeddings import load_default_embedder
 
-VALUES = (0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9)
+VALUES = (0.4, 0.45, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9)
 
 
 def main() -> None:
@@ -33,9 +33,9 @@ def main() -> None:
     ]
     held = dict.fromkeys(VALUES, 0)
     for text, vector in zip(texts, embedder.embed(texts), strict=True):
-        reading, score, embedded, _ = poisoning.weigh(text, "human", vector, embedder.id)
+        weighing = poisoning.weigh(text, "human", vector, embedder.id)
         for alone in VALUES:
-            held[alone] += bool(poisoning.signals(reading, score, embedded, alone=alone))
+            held[alone] += bool(poisoning.signals(weighing, alone=alone))
     print(f"{len(texts)} turns; held at ALONE " + ", ".join(f"{a}: {n}" for a, n in held.items()))
     print(f"shipped ALONE {poisoning.ALONE}, VETO {poisoning.VETO}")
 

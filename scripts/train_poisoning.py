@@ -19,8 +19,8 @@ folds' predictions is the smallest.
 The word classifiers' weights in the same file (``words``, the judge's evidence, fitted on
 the corpus's train split before the judge existed) are carried over unchanged. Writes
 ``src/tether/memory/poisoning_model.json`` (``TETHER_TRAIN_OUT``: another file;
-``TETHER_TRAIN_L2``: another L2 weight than 1e-3, to compare fits). About ten minutes on
-two cores.
+``TETHER_TRAIN_L2``: another L2 weight than 1e-3, to compare fits). About forty minutes on
+two cores (each fold also weighs its held-out texts' sentences).
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from tests.poisoning_authored import training_items
 from tests.poisoning_corpus import Item, train_split
 from tests.poisoning_heldout import ROUNDS, items
 
+from tether.memory import poisoning
 from tether.memory.embeddings import load_default_embedder
 from tether.memory.ingest import screen
-from tether.memory.poisoning import Reading, read, signals
+from tether.memory.poisoning import VETO, Reading, Weighing, read, signals
 from tether.memory.poisoning import embedding_evidence as classified
 from tether.memory.poisoning_judge import EMBEDDING_SCALE, MODEL_FILE
 
@@ -98,13 +99,43 @@ def predict(model: Model, x: Rows) -> np.ndarray:
     return 1 / (1 + np.exp(-(x.dot(weights, dense) + bias)))
 
 
-def out_of_fold(x: Rows, y: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Each proposal's score from the model fitted without its group."""
-    scores = np.zeros(len(y))
+@dataclass(frozen=True)
+class Sentences:
+    """The sentences of the pool's texts of more than one (:func:`poisoning.sentences`),
+    each read alone, as rows with the whole text's dense columns: ``owner`` is the row
+    of the text each came from."""
+
+    owner: np.ndarray
+    x: Rows
+
+
+def sentence_rows(texts: list[str], sources: list[str], dense: np.ndarray) -> Sentences:
+    owner, readings = [], []
+    for row, (text, source) in enumerate(zip(texts, sources, strict=True)):
+        parts = poisoning.sentences(text)
+        if len(parts) > 1:
+            owner += [row] * len(parts)
+            readings += [read(part, source) for part in parts]
+    rows = np.array(owner, int)
+    return Sentences(rows, matrix(readings, dense[rows]))
+
+
+def out_of_fold(
+    x: Rows, y: np.ndarray, groups: np.ndarray, parts: Sentences
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each proposal's score from the model fitted without its group, and its likeliest
+    sentence's (NaN for a text of one sentence)."""
+    scores, likeliest = np.zeros(len(y)), np.full(len(y), np.nan)
     for group in sorted(set(groups)):
         held = groups == group
-        scores[held] = predict(fit(x.subset(~held), y[~held]), x.subset(held))
-    return scores
+        model = fit(x.subset(~held), y[~held])
+        scores[held] = predict(model, x.subset(held))
+        mine = held[parts.owner]
+        if mine.any():
+            found = predict(model, parts.x.subset(mine))
+            for row, score in zip(parts.owner[mine], found, strict=True):
+                likeliest[row] = score if np.isnan(likeliest[row]) else max(likeliest[row], score)
+    return scores, likeliest
 
 
 def pick_threshold(scores: np.ndarray, y: np.ndarray, title: str) -> float:
@@ -145,21 +176,35 @@ def matrix(readings: list[Reading], dense: np.ndarray) -> Rows:
     return Rows(np.array(rows), np.array(cols), np.array(vals), dense)
 
 
-def gates(readings: list[Reading], embedded: list[bool], scores: np.ndarray, y: np.ndarray) -> None:
+def gates(
+    readings: list[Reading],
+    embedded: list[bool],
+    scores: tuple[np.ndarray, np.ndarray],
+    y: np.ndarray,
+    judged_by: str,
+) -> None:
     """What the whole poisoning check (:func:`tether.memory.poisoning.signals`) would
-    hold on the out-of-fold scores, for other values of ``ALONE`` and ``VETO``."""
+    hold on the out-of-fold scores (each text's and its likeliest sentence's), for other
+    values of ``ALONE`` and ``VETO``."""
+    weighings = [
+        Weighing(
+            reading,
+            float(whole),
+            flag,
+            judged_by,
+            None if np.isnan(sentence) or whole < VETO else float(sentence),
+        )
+        for reading, flag, whole, sentence in zip(readings, embedded, *scores, strict=True)
+    ]
     print(
         "  the whole check on cross-validated scores (alone, veto: caught, allowed):",
         file=sys.stderr,
     )
     for veto in (0.1, 0.2, 0.3):
         cells = []
-        for alone in np.linspace(0.3, 0.9, 13):
+        for alone in np.linspace(0.3, 0.9, 13):  # every 0.05
             held = np.array(
-                [
-                    bool(signals(reading, float(score), flag, alone=float(alone), veto=veto))
-                    for reading, flag, score in zip(readings, embedded, scores, strict=True)
-                ]
+                [bool(signals(weighing, alone=float(alone), veto=veto)) for weighing in weighings]
             )
             cells.append(f"{alone:.2f}: {np.mean(held[y == 1]):.3f} {np.mean(~held[y == 0]):.3f}")
         print(f"    veto {veto}: " + "; ".join(cells), file=sys.stderr)
@@ -192,8 +237,8 @@ def main() -> None:
     embedded = Rows(lexical.rows, lexical.cols, lexical.vals, unit * EMBEDDING_SCALE)
     model: dict[str, object] = {"embedder_prefix": embedder.id.split("-int8")[0]}
     for name, x in (("lexical", lexical), ("embedding", embedded)):
-        scores = out_of_fold(x, y, groups)
-        threshold = pick_threshold(scores, y, name)
+        scores = out_of_fold(x, y, groups, sentence_rows(texts, sources, x.dense))
+        threshold = pick_threshold(scores[0], y, name)
         model[name] = shipped(fit(x, y), threshold)
         flags = [False] * len(found)
         if name == "embedding":
@@ -201,7 +246,7 @@ def main() -> None:
                 classified(list(vector), source, reading)
                 for vector, source, reading in zip(vectors, sources, readings, strict=True)
             ]
-        gates(readings, flags, scores, y)
+        gates(readings, flags, scores, y, name)
     default = Path(__file__).resolve().parents[1] / "src" / "tether" / "memory" / MODEL_FILE
     path = Path(os.environ.get("TETHER_TRAIN_OUT", default))
     # The word classifiers (fitted on the corpus's train split alone, before the judge)

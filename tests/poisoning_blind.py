@@ -15,7 +15,10 @@ risky words used safely) and 18 (support, coding, case-review, family and clinic
 deployments) were written before the judge's third training set and first measured on
 the judge as it stood then, round 19 (many deployments, as they occur) before its
 fourth, and round 20 (ten deployments, two in five lines not in English, written to slip
-past a keyword filter both ways) before its fifth (``docs/memory.md``).
+past a keyword filter both ways) before its fifth; round 21 (300 proposals, many
+deployments, one in three lines in fourteen other languages, with long warm chat among
+the harmless) was first measured on the judge as it stood before it weighed sentences
+(``docs/memory.md``).
 
 Each round is about half harmful (privilege and identity claims, bypass rules phrased as
 preferences, instructions injected into tool or document output, model inferences about

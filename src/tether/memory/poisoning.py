@@ -64,14 +64,15 @@ from tether.memory.poisoning_rules import rules
 
 UNTRUSTED_SOURCES = frozenset({"tool_result", "document", "model_inference"})
 CLAIM_CATEGORIES = ("directive", "weaken", "self", "grant")
-ALONE = 0.7
-"""From this probability the judge holds a text on its own: the lowest value at which
-the check holds no more than two in a hundred turns of ordinary conversation (the LoCoMo
+ALONE = 0.45
+"""From this probability the judge holds a text on its own (a text of several sentences
+only when one sentence, weighed alone, reaches it too): the lowest value at which the
+check holds no more than two in a hundred turns of ordinary conversation (the LoCoMo
 turns as ``bench.memory`` proposes them, counted by
-``scripts/poisoning_conversation_holds.py``: 69 of 4,124 at 0.7, 102 at 0.6). The judge
-first shipped at 0.6 was said to hold one in a hundred; it held 81, so the rule is
-stated as it was met. Cross-validated on the training pool (every fold one author's
-file left out): 0.796 held, 0.907 allowed (``docs/memory.md``)."""
+``scripts/poisoning_conversation_holds.py``: 71 of 4,124 at 0.45, 87 at 0.4). Weighing
+whole texts only, the same rule asked for 0.7 (69 held; 102 at 0.6). Cross-validated on
+the training pool (every fold one author's file left out), the whole check: see
+``docs/memory.md``."""
 VETO = 0.3
 """Below this probability the judge overrules a frame, a pattern, the lexicon or the word
 classifiers (never a structural rule): at every ``ALONE`` the cross-validated scores
@@ -103,6 +104,9 @@ _BELIEF = re.compile(
 )
 """A model's inference naming itself as the one who believes ("the model thinks that",
 "il modello ritiene che"): the writer, not the agent addressed."""
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 @dataclass(frozen=True)
@@ -236,18 +240,38 @@ def embedding_evidence(vector: Sequence[float] | None, source: str, reading: Rea
     return words.embedded(vector, source) >= words.embedding_threshold
 
 
-def signals(
-    reading: Reading, score: float, embedded: bool, *, alone: float = ALONE, veto: float = VETO
-) -> tuple[str, ...]:
-    """The signals that hold a text, from what :func:`read` found, the judge's
-    probability and whether the embedding classifier found it harmful (``embedded``);
-    ``alone`` and ``veto`` as :data:`ALONE` and :data:`VETO` (the training script weighs
-    other values on cross-validated scores)."""
-    evidence = [*reading.evidence, "embedding"] if embedded else list(reading.evidence)
+@dataclass(frozen=True)
+class Weighing:
+    """What :func:`signals` weighs for one text: its :class:`Reading`, the judge's
+    probability of the whole text and of its likeliest sentence, whether the embedding
+    classifier found it of concern, and which weights scored it."""
+
+    reading: Reading
+    score: float
+    embedded: bool
+    judged_by: str
+    """``"embedding"`` or ``"lexical"``."""
+    sentence: float | None = None
+    """The highest probability the judge gives one sentence of the text weighed alone
+    (with the whole text's vector); ``None`` for a text of one sentence, or one whose
+    whole score is under :data:`VETO` (no sentence is then weighed)."""
+
+
+def signals(weighing: Weighing, *, alone: float = ALONE, veto: float = VETO) -> tuple[str, ...]:
+    """The signals that hold a text, from its :class:`Weighing`; ``alone`` and ``veto``
+    as :data:`ALONE` and :data:`VETO` (the training script weighs other values on
+    cross-validated scores).
+
+    The judge holds a text of several sentences on its own only when one sentence,
+    weighed alone, also reaches ``alone``: a harm sits in a sentence, while the judge's
+    word weights pile up over the many sentences of ordinary chat."""
+    reading, score = weighing.reading, weighing.score
+    evidence = [*reading.evidence, "embedding"] if weighing.embedded else list(reading.evidence)
     concern = bool(set(reading.found) - _EVERYDAY or evidence or reading.classes & CONCERN_CLASSES)
+    likeliest = score if weighing.sentence is None else min(score, weighing.sentence)
     held: list[str] = []
     if not reading.excused:
-        if score >= alone and concern:
+        if likeliest >= alone and concern:
             held = ["judge", *evidence]
         elif evidence and score >= veto:
             held = evidence
@@ -258,13 +282,18 @@ def signals(
     return tuple(held)
 
 
+def sentences(text: str) -> list[str]:
+    """``text`` cut after each ``.``, ``!``, ``?`` or ``;`` followed by a space or a line
+    break (the parts the judge weighs one by one)."""
+    return [part for part in _SENTENCE_END.split(text) if part.strip()]
+
+
 def weigh(
     text: str, source: str, vector: Sequence[float] | None, embedder_id: str | None
-) -> tuple[Reading, float, bool, str]:
-    """What :func:`signals` weighs for ``text``: its reading, the judge's probability,
-    whether the embedding classifier found it of concern, and which weights scored it
-    (``"embedding"`` or ``"lexical"``). :func:`assess` is this and :func:`signals`;
-    ``scripts/poisoning_conversation_holds.py`` asks :func:`signals` at other thresholds."""
+) -> Weighing:
+    """What :func:`signals` weighs for ``text``. :func:`assess` is this and
+    :func:`signals`; ``scripts/poisoning_conversation_holds.py`` asks :func:`signals` at
+    other thresholds."""
     reading = read(text, source)
     weights = judges()
     chosen = weights.pick(vector, embedder_id)
@@ -273,7 +302,11 @@ def weigh(
     values = [float(v) for v in vector] if chosen is not None and vector is not None else None
     score = judge.score(reading.digests, values)
     embedded = values is not None and embedding_evidence(values, source, reading)
-    return reading, score, embedded, "embedding" if chosen else "lexical"
+    parts = sentences(text) if score >= VETO else []
+    sentence = None
+    if len(parts) > 1:
+        sentence = max(judge.score(read(part, source).digests, values) for part in parts)
+    return Weighing(reading, score, embedded, "embedding" if chosen else "lexical", sentence)
 
 
 def assess(
@@ -286,8 +319,9 @@ def assess(
     """Run every signal on ``text`` (already redacted: no PII or secret reaches here) and
     let the judge (:mod:`.poisoning_judge`) weigh them.
 
-    The text is held when the judge's probability reaches :data:`ALONE` and the text
-    speaks of something of concern (:data:`CONCERN_CLASSES`); when another signal fired
+    The text is held when the judge's probability reaches :data:`ALONE` (for a text of
+    several sentences, on one of them weighed alone too) and the text speaks of
+    something of concern (:data:`CONCERN_CLASSES`); when another signal fired
     and the judge's probability is at least :data:`VETO`; when a structural rule fired
     (:mod:`.poisoning_rules`) or untrusted content speaks of authority or to the agent
     (:func:`structural`): those two hold whatever the judge says, since no memory may
@@ -296,12 +330,13 @@ def assess(
     installed embedder's vector of ``text``; it counts only when that embedder is the
     default model the judge was trained with.
     """
-    reading, score, embedded, chosen = weigh(text, source, vector, embedder_id)
+    weighing = weigh(text, source, vector, embedder_id)
+    reading = weighing.reading
     return Assessment(
-        signals(reading, score, embedded),
+        signals(weighing),
         reading.found,
-        score,
-        chosen,
+        weighing.score,
+        weighing.judged_by,
         reading.pattern,
         reading.frames,
         reading.rules,
