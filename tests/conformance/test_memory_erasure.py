@@ -87,6 +87,14 @@ def _written(decision: PolicyDecision, verdict: Verdict = Verdict.ALLOWED) -> st
     return decision.memory_id
 
 
+def _stored(decision: PolicyDecision) -> str:
+    """A memory erasure must leave alone: stored, active or held for review (a held one
+    must survive too; the poisoning judge holds the odd text of random words)."""
+    assert decision.verdict in (Verdict.ALLOWED, Verdict.HELD), decision.reasons
+    assert decision.memory_id is not None
+    return decision.memory_id
+
+
 def plant(app: Tether, clock: FakeClock, embedder: DenseTestEmbedder) -> Planted:
     """Tenants acme and globex; in acme, u-1's memories in every shape erasure must reach."""
     acme = create_tenant(app, "acme")
@@ -175,17 +183,13 @@ def plant(app: Tether, clock: FakeClock, embedder: DenseTestEmbedder) -> Planted
 
     for _ in range(4):
         text = f"Survivor {KEPT_MARKER} noted {words()}"
-        planted.kept_ids.add(_written(propose(app, olga, text, Scope.USER, "u-2")))
+        planted.kept_ids.add(_stored(propose(app, olga, text, Scope.USER, "u-2")))
     for _ in range(3):
         text = f"Case note {KEPT_MARKER} about the other {words()}"
-        planted.kept_ids.add(
-            _written(propose(app, olga, text, Scope.CASE, "C-1", subjects=["u-2"]))
-        )
+        planted.kept_ids.add(_stored(propose(app, olga, text, Scope.CASE, "C-1", subjects=["u-2"])))
     for _ in range(4):
         text = f"Globex file {OTHER_TENANT_MARKER} says {words()}"
-        planted.other_tenant_ids.add(
-            _written(propose(app, globex["olga"], text, Scope.USER, "u-1"))
-        )
+        planted.other_tenant_ids.add(_stored(propose(app, globex["olga"], text, Scope.USER, "u-1")))
 
     exported = app.subjects.export(acme["alice"], "u-1")["memories"]
     assert {m["memory_id"] for m in exported} == about_u1
