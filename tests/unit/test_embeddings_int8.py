@@ -17,6 +17,7 @@ from bench.embeddings import memory_texts
 
 from tests.conftest import running_in_ci
 from tether.errors import ConfigError, IntegrityViolation
+from tether.memory import embeddings
 from tether.memory.embeddings import (
     EMBEDDER_ENV,
     MINILM_DIM,
@@ -27,7 +28,11 @@ from tether.memory.embeddings import (
     probe_default_embedder,
     read_verified,
 )
-from tether.memory.onnx_int8 import INT8_COMPUTE_VERSION, int8_compute_graph
+from tether.memory.onnx_int8 import (
+    INT8_COMPUTE_VERSION,
+    int8_compute_graph,
+    signed_products_exact,
+)
 
 if importlib.util.find_spec("numpy") is not None:
     import numpy as np
@@ -189,3 +194,39 @@ def test_tether_embedder_picks_the_compute(
         load_default_embedder("minilm-fp16")
     with pytest.raises(ConfigError, match="compute"):
         MiniLMEmbedder(tokenizer_path=int8.tokenizer_path, compute="fp16")
+
+
+def test_signed_products_are_exact_only_on_a_cpu_with_vnni() -> None:
+    flags = "processor\t: 0\nflags\t\t: fpu sse2 avx2 {}\nbugs\t\t: spectre\n"
+    assert signed_products_exact(flags.format("avx512f avx512_vnni"))
+    assert signed_products_exact(flags.format("avx_vnni"))
+    assert not signed_products_exact(flags.format("avx512f avx512bw"))
+    assert not signed_products_exact("Features\t: fp asimd asimddp\n")  # another architecture
+    assert not signed_products_exact("")
+
+
+def test_the_kernel_follows_the_cpu_and_gives_the_same_vectors(
+    pair: tuple[MiniLMEmbedder, MiniLMEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uint8 by int8 where it is exact (VNNI), uint8 by uint8 elsewhere: the same vectors
+    to the bit, so one id."""
+    int8, _ = pair
+    texts = [*SENTENCES, *memory_texts(40)]
+    real = embeddings.int8_compute_graph
+    asked: list[bool] = []
+
+    def recording(model: bytes, *, signed: bool = False) -> bytes:
+        asked.append(signed)
+        return real(model, signed=signed)
+
+    monkeypatch.setattr(embeddings, "int8_compute_graph", recording)
+    exact = signed_products_exact()
+    built = {}
+    for signed in sorted({False, exact}):
+        monkeypatch.setattr(embeddings, "signed_products_exact", lambda signed=signed: signed)
+        embedder = MiniLMEmbedder(tokenizer_path=int8.tokenizer_path, compute="int8")
+        built[signed] = np.asarray(embedder.embed(texts))
+        assert embedder.id == int8.id
+    assert asked == sorted({False, exact})
+    assert np.array_equal(built[exact], np.asarray(int8.embed(texts)))
+    assert np.array_equal(built[False], built[exact])

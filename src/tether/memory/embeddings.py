@@ -44,7 +44,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tether.errors import ConfigError, IntegrityViolation, InvalidInput
-from tether.memory.onnx_int8 import INT8_COMPUTE_VERSION, int8_compute_graph
+from tether.memory.onnx_int8 import (
+    INT8_COMPUTE_VERSION,
+    int8_compute_graph,
+    signed_products_exact,
+)
 from tether.redaction import get_logger
 
 if TYPE_CHECKING:
@@ -340,7 +344,7 @@ class MiniLMEmbedder:
         model = read_verified(self.model_path, MODEL_SHA256, "model file")
         tokenizer_json = read_verified(self.tokenizer_path, TOKENIZER_SHA256, "tokenizer file")
         if self.compute == "int8":
-            model = int8_compute_graph(model)
+            model = int8_compute_graph(model, signed=signed_products_exact())
         tokenizer = tokenizers.Tokenizer.from_str(tokenizer_json.decode("utf-8"))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
