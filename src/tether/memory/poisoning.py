@@ -7,7 +7,8 @@ Every signal is named in the decision so a reviewer sees why a proposal was held
 text, the authority word classes in order and what each of the other signals found,
 trained by ``scripts/train_poisoning.py`` on the team's corpora (weights in
 ``poisoning_model.json``, with and without the default embedder's vector): it holds a
-text on its own from :data:`ALONE`, and overrules the word-level evidence below
+text on its own from :data:`ALONE` (a text of several sentences only when one sentence,
+weighed alone, reaches it too), and overrules the word-level evidence below
 :data:`VETO`. When it holds a text, the other signals that fired are named after it as
 its evidence. Whatever the judge says, the structural signals hold on their own, since no
 memory grants authority or instructs the agent:
