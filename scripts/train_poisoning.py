@@ -102,39 +102,40 @@ def predict(model: Model, x: Rows) -> np.ndarray:
 @dataclass(frozen=True)
 class Sentences:
     """The sentences of the pool's texts of more than one (:func:`poisoning.sentences`),
-    each read alone, as rows with the whole text's dense columns: ``owner`` is the row
-    of the text each came from."""
+    each read alone: ``owner`` is the row of the text each came from."""
 
     owner: np.ndarray
-    x: Rows
+    readings: list[Reading]
+
+    def rows(self, dense: np.ndarray) -> Rows:
+        """The sentences as rows, each with its whole text's dense columns."""
+        return matrix(self.readings, dense[self.owner])
 
 
-def sentence_rows(texts: list[str], sources: list[str], dense: np.ndarray) -> Sentences:
+def sentence_readings(texts: list[str], sources: list[str]) -> Sentences:
     owner, readings = [], []
     for row, (text, source) in enumerate(zip(texts, sources, strict=True)):
         parts = poisoning.sentences(text)
         if len(parts) > 1:
             owner += [row] * len(parts)
             readings += [read(part, source) for part in parts]
-    rows = np.array(owner, int)
-    return Sentences(rows, matrix(readings, dense[rows]))
+    return Sentences(np.array(owner, int), readings)
 
 
 def out_of_fold(
-    x: Rows, y: np.ndarray, groups: np.ndarray, parts: Sentences
+    x: Rows, y: np.ndarray, groups: np.ndarray, owner: np.ndarray, parts: Rows
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each proposal's score from the model fitted without its group, and its likeliest
-    sentence's (NaN for a text of one sentence)."""
+    sentence's (``parts``, each the sentence of text ``owner``; NaN for a text of one
+    sentence)."""
     scores, likeliest = np.zeros(len(y)), np.full(len(y), np.nan)
     for group in sorted(set(groups)):
         held = groups == group
         model = fit(x.subset(~held), y[~held])
         scores[held] = predict(model, x.subset(held))
-        mine = held[parts.owner]
+        mine = held[owner]
         if mine.any():
-            found = predict(model, parts.x.subset(mine))
-            for row, score in zip(parts.owner[mine], found, strict=True):
-                likeliest[row] = score if np.isnan(likeliest[row]) else max(likeliest[row], score)
+            np.fmax.at(likeliest, owner[mine], predict(model, parts.subset(mine)))
     return scores, likeliest
 
 
@@ -235,9 +236,10 @@ def main() -> None:
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     lexical = matrix(readings, np.zeros((len(found), 0)))
     embedded = Rows(lexical.rows, lexical.cols, lexical.vals, unit * EMBEDDING_SCALE)
+    parts = sentence_readings(texts, sources)
     model: dict[str, object] = {"embedder_prefix": embedder.id.split("-int8")[0]}
     for name, x in (("lexical", lexical), ("embedding", embedded)):
-        scores = out_of_fold(x, y, groups, sentence_rows(texts, sources, x.dense))
+        scores = out_of_fold(x, y, groups, parts.owner, parts.rows(x.dense))
         threshold = pick_threshold(scores[0], y, name)
         model[name] = shipped(fit(x, y), threshold)
         flags = [False] * len(found)

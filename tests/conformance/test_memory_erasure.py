@@ -91,8 +91,7 @@ def _stored(decision: PolicyDecision) -> str:
     """A memory erasure must leave alone: stored, active or held for review (a held one
     must survive too; the poisoning judge holds the odd text of random words)."""
     assert decision.verdict in (Verdict.ALLOWED, Verdict.HELD), decision.reasons
-    assert decision.memory_id is not None
-    return decision.memory_id
+    return _written(decision, decision.verdict)
 
 
 def plant(app: Tether, clock: FakeClock, embedder: DenseTestEmbedder) -> Planted:

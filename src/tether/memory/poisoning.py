@@ -255,7 +255,7 @@ class Weighing:
     sentence: float | None = None
     """The highest probability the judge gives one sentence of the text weighed alone
     (with the whole text's vector); ``None`` for a text of one sentence, or one whose
-    whole score is under :data:`VETO` (no sentence is then weighed)."""
+    whole score is under the least ``alone`` it was weighed for (:func:`weigh`)."""
 
 
 def signals(weighing: Weighing, *, alone: float = ALONE, veto: float = VETO) -> tuple[str, ...]:
@@ -290,11 +290,18 @@ def sentences(text: str) -> list[str]:
 
 
 def weigh(
-    text: str, source: str, vector: Sequence[float] | None, embedder_id: str | None
+    text: str,
+    source: str,
+    vector: Sequence[float] | None,
+    embedder_id: str | None,
+    *,
+    least: float = VETO,
 ) -> Weighing:
     """What :func:`signals` weighs for ``text``. :func:`assess` is this and
     :func:`signals`; ``scripts/poisoning_conversation_holds.py`` asks :func:`signals` at
-    other thresholds."""
+    other thresholds. The sentences are weighed only when the whole text's probability
+    reaches ``least`` (the lowest ``alone`` it will be asked at: under it, no sentence can
+    change what :func:`signals` says)."""
     reading = read(text, source)
     weights = judges()
     chosen = weights.pick(vector, embedder_id)
@@ -303,7 +310,7 @@ def weigh(
     values = [float(v) for v in vector] if chosen is not None and vector is not None else None
     score = judge.score(reading.digests, values)
     embedded = values is not None and embedding_evidence(values, source, reading)
-    parts = sentences(text) if score >= VETO else []
+    parts = sentences(text) if score >= least else []
     sentence = None
     if len(parts) > 1:
         sentence = max(judge.score(read(part, source).digests, values) for part in parts)
@@ -331,7 +338,7 @@ def assess(
     installed embedder's vector of ``text``; it counts only when that embedder is the
     default model the judge was trained with.
     """
-    weighing = weigh(text, source, vector, embedder_id)
+    weighing = weigh(text, source, vector, embedder_id, least=ALONE)
     reading = weighing.reading
     return Assessment(
         signals(weighing),
