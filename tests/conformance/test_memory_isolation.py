@@ -549,7 +549,12 @@ def superuser_rows(database: TestDatabase) -> dict[str, list[tuple[Any, ...]]]:
     with database.raw() as raw:
         return {
             table: raw.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
-            for table in (*LOGGED_TABLES, "memory_terms", "memory_scope_versions")
+            for table in (
+                *LOGGED_TABLES,
+                "memory_terms",
+                "memory_term_totals",
+                "memory_scope_versions",
+            )
         }
 
 
@@ -644,6 +649,9 @@ WRITES = {
         "INSERT INTO memory_terms (tenant_id, scope_key, term, memory_id, weight) "
         "VALUES ('t2', 'user:u-1', 'planted', 'planted-by-t1', 1.0)"
     ),
+    "raw-insert-term-totals-for-t2": lambda txn, ids: txn.connection.execute(
+        "INSERT INTO memory_term_totals (tenant_id, memories, length) VALUES ('t2', 1, 1.0)"
+    ),
 }
 SILENT_WRITES = {
     "update_memory": lambda txn, ids: txn.update_memory(
@@ -657,6 +665,9 @@ SILENT_WRITES = {
     ),
     "delete_memory_decisions_for": lambda txn, ids: txn.delete_memory_decisions_for(
         "t2", ids["t2"][0], ""
+    ),
+    "raw-update-term-totals-of-t2": lambda txn, ids: txn.connection.execute(
+        "UPDATE memory_term_totals SET memories = 1 WHERE tenant_id = 't2'"
     ),
     "raw-delete-t2": lambda txn, ids: [
         txn.connection.execute(f"DELETE FROM {table} WHERE tenant_id = 't2'")

@@ -3,7 +3,9 @@
 Under row-level security the planner may not use the GIN index on ``memories.tsv`` (``@@``
 is not leakproof), so searches look lexemes up in ``memory_terms`` by text equality. The
 table must follow every insert and delete of a memory, and its counts and lengths must
-rank the memories by bm25 (memory migration 0009), as SQLite's FTS5 ranks them.
+rank the memories by bm25 (memory migration 0009), as SQLite's FTS5 ranks them: with the
+number of memories and their average length taken over the tenant (memory_term_totals,
+memory migration 0011), as FTS5 takes them over its whole index.
 """
 
 from __future__ import annotations
@@ -81,6 +83,17 @@ def expected_terms(url: str) -> set[tuple[str, str, str, str]]:
     return {tuple(row) for row in rows}
 
 
+def totals(url: str) -> tuple[set[tuple[str, int, float]], set[tuple[str, int, float]]]:
+    """Each tenant's kept (memories, summed length), and the same counted over memories."""
+    with psycopg.connect(url) as conn:
+        kept = conn.execute("SELECT tenant_id, memories, length FROM memory_term_totals")
+        counted = conn.execute(
+            "SELECT tenant_id, count(*), sum((SELECT sum(cardinality(a.positions))"
+            " FROM unnest(tsv) AS a)) FROM memories GROUP BY tenant_id"
+        )
+        return {tuple(row) for row in kept}, {tuple(row) for row in counted}
+
+
 def test_terms_follow_inserts_and_erasure(database: str) -> None:
     app = open_app(database)
     try:
@@ -89,10 +102,14 @@ def test_terms_follow_inserts_and_erasure(database: str) -> None:
         found = terms(database)
         assert found and found == expected_terms(database)
         assert {scope for _, scope, _, _ in found} == {"user:u-1", "user:u-2"}
+        kept, counted = totals(database)
+        assert kept == counted and {memories for _, memories, _ in kept} == {len(TEXTS) + 2}
         app.subjects.erase(app.tenants.principal("acme", "alice"), "u-1")
         left = terms(database)
         assert left == expected_terms(database)
         assert {scope for _, scope, _, _ in left} == {"user:u-2"}
+        kept, counted = totals(database)
+        assert kept == counted and {memories for _, memories, _ in kept} == {2}
     finally:
         app.close()
 
@@ -117,16 +134,20 @@ def test_terms_hold_each_lexeme_count_and_the_memory_length(database: str) -> No
         app.close()
 
 
-def bm25(postings: dict[str, dict[str, tuple[float, float]]], terms: list[str]) -> dict[str, float]:
-    """The reference score: bm25 (k1 1.2, b 0.75) over each term's postings (memory ->
-    count, length), the total of the postings standing in for the number of memories
-    and their mean length for the average, as search_memories_text takes them."""
+def bm25(
+    postings: dict[str, dict[str, tuple[float, float]]],
+    terms: list[str],
+    memories: int,
+    average: float,
+) -> dict[str, float]:
+    """The reference score, FTS5's bm25 (k1 1.2, b 0.75): each term's postings in the
+    scope (memory -> count, length), with ``memories`` and their ``average`` length over
+    the whole index, and an inverse document frequency of ln((N - n + 0.5) / (n + 0.5))
+    clamped to 1e-6."""
     lists = [postings[term] for term in terms if postings.get(term)]
-    total = sum(len(found) for found in lists)
-    average = sum(length for found in lists for _, length in found.values()) / total
     scores: dict[str, float] = {}
     for found in lists:
-        idf = math.log(1 + (total - len(found) + 0.5) / (len(found) + 0.5))
+        idf = max(math.log((memories - len(found) + 0.5) / (len(found) + 0.5)), 1e-6)
         for memory_id, (count, length) in found.items():
             norm = count + 1.2 * (0.25 + 0.75 * length / average)
             scores[memory_id] = scores.get(memory_id, 0.0) + idf * count * 2.2 / norm
@@ -151,9 +172,15 @@ def test_lexical_recall_ranks_by_bm25_within_its_scope(database: str) -> None:
                 (lexemes,),
             ):
                 postings.setdefault(term, {})[memory_id] = (weight, length)
-        expected = bm25(postings, lexemes)
+            memories, average = conn.execute(
+                "SELECT count(*), avg(length) FROM"
+                " (SELECT DISTINCT memory_id, length FROM memory_terms) AS each_memory"
+            ).fetchone()
+        assert memories == 2 * len(TEXTS) + 2
+        expected = bm25(postings, lexemes, memories, average)
         assert set(got) == set(expected) and set(got) <= set(ids)
-        # the other scope's postings do not count: the order is the scope's own bm25
+        # document frequencies are the scope's own (the other scope's postings do not
+        # count); the number of memories and their average length are the tenant's
         assert got == sorted(expected, key=lambda memory_id: (-expected[memory_id], memory_id))
         lexical = {hit.record.memory_id: float(hit.why["lexical"]) for hit in result.hits}
         for a in expected:

@@ -2,8 +2,9 @@
 PostgreSQL memory 0004: the memory_terms table) and gave memories sentence vectors
 (SQLite 0004, PostgreSQL 0005), with the scopes' vector counters after them, and the
 context columns (SQLite 0006, PostgreSQL 0008), PostgreSQL's bm25 counts and lengths
-(0009) and its index of every word, stop words too (0010), carry every existing memory over: a
-database that holds memories in the previous layout finds them after `tether migrate`."""
+(0009), its index of every word, stop words too (0010), and each tenant's totals (0011) carry
+every existing memory over: a database that holds memories in the previous layout finds them
+after `tether migrate`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def previous_layout(database: TestDatabase) -> None:
             raw.execute("DROP TABLE memory_scope_versions")
             first_new = 3
         else:
+            raw.execute("DROP TRIGGER memories_term_totals ON memories")
+            raw.execute("DROP FUNCTION tether_memory_term_totals()")
+            raw.execute("DROP TABLE memory_term_totals")
             raw.execute("DROP TRIGGER memories_terms ON memories")
             raw.execute("DROP FUNCTION tether_memory_terms()")
             raw.execute("DROP TABLE memory_terms")
@@ -82,10 +86,10 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
     migrated, applied = Tether.migrate(url=backend.url)
     migrated.close()
 
-    # SQLite: 0003-0006; PostgreSQL: 0004-0010 (0007 re-points the rebuilt tables'
+    # SQLite: 0003-0006; PostgreSQL: 0004-0011 (0007 re-points the rebuilt tables'
     # row-level security at the verified tenant; 0009 rebuilds memory_terms for bm25,
-    # 0010 with stop words kept).
-    expected = 4 if backend.backend == "sqlite" else 7
+    # 0010 with stop words kept; 0011 counts each tenant's memories and their length).
+    expected = 4 if backend.backend == "sqlite" else 8
     assert [m.component for m in applied] == ["memory"] * expected
     with Tether.open(backend.settings(), clock=FakeClock()) as app:
         alice = app.tenants.principal("acme", "alice")
@@ -99,3 +103,7 @@ def test_existing_memories_are_found_after_the_search_migration(backend: TestDat
         assert (
             app.memory.recall(alice, "receipts", [(Scope.CASE, "c-9")], mode="lexical").hits == []
         )
+    if backend.backend == "postgres":
+        with backend.raw() as raw:
+            totals = raw.execute("SELECT tenant_id, memories FROM memory_term_totals")
+        assert totals == [("acme", len(TEXTS))]

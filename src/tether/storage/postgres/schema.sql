@@ -686,6 +686,48 @@ CREATE POLICY system_access ON memory_terms TO tether_system USING (true) WITH C
 CREATE POLICY global_read ON memory_terms FOR SELECT TO tether_app
     USING (tenant_id = '_global');
 
+-- memory 0011: each tenant's count of memories and their summed indexed length, bm25's
+-- number of documents and average length (FTS5 takes both over its whole index), kept at
+-- commit so a tenant's writers wait for each other only while they commit.
+CREATE TABLE memory_term_totals (
+    tenant_id  text NOT NULL PRIMARY KEY,
+    memories   bigint NOT NULL,
+    length     double precision NOT NULL
+);
+
+CREATE FUNCTION tether_memory_term_totals() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        UPDATE memory_term_totals
+        SET memories = memories - 1,
+            length = length - (SELECT coalesce(sum(cardinality(a.positions)), 0)
+                               FROM unnest(OLD.tsv) AS a)
+        WHERE tenant_id = OLD.tenant_id;
+        RETURN OLD;
+    END IF;
+    INSERT INTO memory_term_totals AS totals (tenant_id, memories, length)
+    SELECT NEW.tenant_id, 1, coalesce(sum(cardinality(a.positions)), 0) FROM unnest(NEW.tsv) AS a
+    ON CONFLICT (tenant_id) DO UPDATE
+        SET memories = totals.memories + 1, length = totals.length + excluded.length;
+    RETURN NEW;
+END $$;
+
+CREATE CONSTRAINT TRIGGER memories_term_totals AFTER INSERT OR DELETE ON memories
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION tether_memory_term_totals();
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory_term_totals TO tether_app, tether_system;
+
+ALTER TABLE memory_term_totals ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_term_totals FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory_term_totals TO tether_app
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
+CREATE POLICY system_access ON memory_term_totals TO tether_system USING (true) WITH CHECK (true);
+CREATE POLICY global_read ON memory_term_totals FOR SELECT TO tether_app
+    USING (tenant_id = '_global');
+
 -- memory 0006: a counter per (tenant, scope) bumped by every write of the scope's vectors.
 CREATE TABLE memory_scope_versions (
     tenant_id  text NOT NULL,
@@ -1164,6 +1206,7 @@ VALUES ('core', 1, 'initial', now()),
        ('memory', 8, 'context', now()),
        ('memory', 9, 'term_lengths', now()),
        ('memory', 10, 'stop_words', now()),
+       ('memory', 11, 'term_totals', now()),
        ('working_memory', 1, 'initial', now()),
        ('working_memory', 2, 'signed_tenant', now()),
        ('threads', 1, 'initial', now()),

@@ -51,13 +51,14 @@ LIMIT %(limit)s;
 -- Candidates come from memory_terms by text equality (under row-level security the GIN
 -- index on tsv is never used: @@ is not leakproof), scored by bm25 as SQLite's FTS5
 -- scores them (k1 1.2, b 0.75): for each matched lexeme, its inverse document frequency
--- in its scope times its count in the memory (memory_terms.weight: the context's
--- occurrences count half, as on SQLite), saturated and normalised by the memory's indexed
--- length against the average (memory 0009). A lexeme's document frequency is an
--- index-only count of its posting list in the scope (the rows the lookup reads anyway);
--- the total of the query's posting lists stands in for the scope's size, and the mean
--- length over those postings for the scope's average length: counting either over the
--- scope would cost a pass over the whole scope per query. Each posting list is read by
+-- ln((N - n + 0.5) / (n + 0.5)), clamped to 1e-6 when not above zero, times its count in
+-- the memory (memory_terms.weight: the context's occurrences count half, as on SQLite),
+-- saturated and normalised by the memory's indexed length against the average (memory
+-- 0009). A lexeme's document frequency n is an index-only count of its posting list in
+-- the scope (the rows the lookup reads anyway); N and the average length are the
+-- tenant's, as FTS5 takes them over its whole index, read from the one row that keeps
+-- them (memory_term_totals, memory 0011): counting them per query would cost a pass over
+-- every memory of the tenant. Each posting list is read by
 -- its own index probe (OFFSET 0 keeps the planner from turning the probes into a join it
 -- may plan as a scan of the tenant's terms when it has no statistics). The best few
 -- memories are then read, by primary key; eight more than the limit leave room for any the
@@ -68,13 +69,13 @@ LIMIT %(limit)s;
 -- another is not (tether.storage._memory_ops.COMMON_WORD_MEMORIES): each lexeme is first
 -- counted up to one past that, and only when every lexeme passed it are all counted in full.
 WITH words AS (
-    SELECT key.scope_key, word.term, counted.df, counted.lengths
+    SELECT key.scope_key, word.term, counted.df
     FROM unnest(%(scopes)s::text[]) AS key (scope_key)
     CROSS JOIN unnest(tsvector_to_array(to_tsvector('tether_english', translate(%(match)s, '()&|!', '     '))))
         AS word (term)
     CROSS JOIN LATERAL (
-        SELECT count(*)::double precision AS df, sum(capped.length) AS lengths FROM (
-            SELECT t.length FROM memory_terms t
+        SELECT count(*)::double precision AS df FROM (
+            SELECT 1 FROM memory_terms t
             WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = key.scope_key
               AND t.term = word.term
             LIMIT %(common)s + 1
@@ -82,23 +83,26 @@ WITH words AS (
     ) AS counted
     WHERE counted.df > 0
 ), terms AS (
-    SELECT scope_key, term, df, lengths FROM words WHERE df <= %(common)s
+    SELECT scope_key, term, df FROM words WHERE df <= %(common)s
     UNION ALL
-    SELECT words.scope_key, words.term, whole.df, whole.lengths
+    SELECT words.scope_key, words.term, whole.df
     FROM words CROSS JOIN LATERAL (
-        SELECT count(*)::double precision AS df, sum(t.length) AS lengths FROM memory_terms t
+        SELECT count(*)::double precision AS df FROM memory_terms t
         WHERE t.tenant_id = %(tenant_id)s AND t.scope_key = words.scope_key AND t.term = words.term
     ) AS whole
     WHERE NOT EXISTS (SELECT 1 FROM words WHERE df <= %(common)s)
-), postings AS (
-    SELECT sum(df) AS total, greatest(sum(lengths) / sum(df), 1.0) AS average FROM terms
+), totals AS (
+    SELECT greatest(sum(memories), 1)::double precision AS memories,
+           greatest(sum(length) / nullif(sum(memories), 0), 1.0) AS average
+    FROM memory_term_totals WHERE tenant_id = %(tenant_id)s
 ), hits AS (
     SELECT t.memory_id,
-           sum(ln(1.0 + (postings.total - terms.df + 0.5) / (terms.df + 0.5))
+           sum(greatest(ln(greatest(totals.memories - terms.df + 0.5, 0.5) / (terms.df + 0.5)),
+                        1e-6)
                * t.weight * 2.2
-               / (t.weight + 1.2 * (0.25 + 0.75 * t.length / postings.average)))
+               / (t.weight + 1.2 * (0.25 + 0.75 * t.length / totals.average)))
            AS score
-    FROM terms CROSS JOIN postings
+    FROM terms CROSS JOIN totals
     CROSS JOIN LATERAL (
         SELECT memory_id, weight, length FROM memory_terms
         WHERE tenant_id = %(tenant_id)s AND scope_key = terms.scope_key AND term = terms.term

@@ -1,0 +1,58 @@
+-- memory 0011: bm25 on PostgreSQL counts its memories and their average length over the
+-- tenant, as SQLite's FTS5 counts them over its whole index. FTS5 takes a term's
+-- document frequency in the scope (each scope has terms of its own) but the number of
+-- rows and the average length of the whole table; until now PostgreSQL stood in the
+-- total of the query's posting lists for the one and their mean length for the other,
+-- and put ln(1 + ...) where FTS5 takes ln(...) clamped to 1e-6: a word of most of a
+-- scope's memories weighed far more against a rare one than on SQLite.
+-- Counting the tenant per query would read every one of its memories, so a row per
+-- tenant keeps the count and the summed length (every lexeme occurrence, as
+-- memory_terms.length counts them). A constraint trigger deferred to commit keeps it,
+-- so concurrent writers of one tenant wait for each other only while they commit; the
+-- row is rebuilt from memories with row-level security lifted, as in memory 0009.
+CREATE TABLE memory_term_totals (
+    tenant_id  text NOT NULL PRIMARY KEY,
+    memories   bigint NOT NULL,
+    length     double precision NOT NULL
+);
+
+CREATE FUNCTION tether_memory_term_totals() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        UPDATE memory_term_totals
+        SET memories = memories - 1,
+            length = length - (SELECT coalesce(sum(cardinality(a.positions)), 0)
+                               FROM unnest(OLD.tsv) AS a)
+        WHERE tenant_id = OLD.tenant_id;
+        RETURN OLD;
+    END IF;
+    INSERT INTO memory_term_totals AS totals (tenant_id, memories, length)
+    SELECT NEW.tenant_id, 1, coalesce(sum(cardinality(a.positions)), 0) FROM unnest(NEW.tsv) AS a
+    ON CONFLICT (tenant_id) DO UPDATE
+        SET memories = totals.memories + 1, length = totals.length + excluded.length;
+    RETURN NEW;
+END $$;
+
+CREATE CONSTRAINT TRIGGER memories_term_totals AFTER INSERT OR DELETE ON memories
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION tether_memory_term_totals();
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory_term_totals TO tether_app, tether_system;
+
+ALTER TABLE memory_term_totals ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory_term_totals TO tether_app
+    USING (tenant_id = (SELECT tether_tenant()))
+    WITH CHECK (tenant_id = (SELECT tether_tenant()));
+CREATE POLICY system_access ON memory_term_totals TO tether_system USING (true) WITH CHECK (true);
+CREATE POLICY global_read ON memory_term_totals FOR SELECT TO tether_app
+    USING (tenant_id = '_global');
+
+ALTER TABLE memories NO FORCE ROW LEVEL SECURITY;
+INSERT INTO memory_term_totals (tenant_id, memories, length)
+SELECT m.tenant_id, count(*),
+       coalesce(sum((SELECT sum(cardinality(a.positions)) FROM unnest(m.tsv) AS a)), 0)
+FROM memories AS m
+GROUP BY m.tenant_id;
+ALTER TABLE memory_term_totals FORCE ROW LEVEL SECURITY;
+ALTER TABLE memories FORCE ROW LEVEL SECURITY;
