@@ -650,7 +650,8 @@ WRITES = {
         "VALUES ('t2', 'user:u-1', 'planted', 'planted-by-t1', 1.0)"
     ),
     "raw-insert-term-totals-for-t2": lambda txn, ids: txn.connection.execute(
-        "INSERT INTO memory_term_totals (tenant_id, memories, length) VALUES ('t2', 1, 1.0)"
+        "INSERT INTO memory_term_totals (tenant_id, shard, memories, length)"
+        " VALUES ('t2', 0, 1, 1.0)"
     ),
 }
 SILENT_WRITES = {

@@ -86,7 +86,10 @@ def expected_terms(url: str) -> set[tuple[str, str, str, str]]:
 def totals(url: str) -> tuple[set[tuple[str, int, float]], set[tuple[str, int, float]]]:
     """Each tenant's kept (memories, summed length), and the same counted over memories."""
     with psycopg.connect(url) as conn:
-        kept = conn.execute("SELECT tenant_id, memories, length FROM memory_term_totals")
+        kept = conn.execute(
+            "SELECT tenant_id, sum(memories)::bigint, sum(length) FROM memory_term_totals"
+            " GROUP BY tenant_id"
+        )
         counted = conn.execute(
             "SELECT tenant_id, count(*), sum((SELECT sum(cardinality(a.positions))"
             " FROM unnest(tsv) AS a)) FROM memories GROUP BY tenant_id"

@@ -688,27 +688,33 @@ CREATE POLICY global_read ON memory_terms FOR SELECT TO tether_app
 
 -- memory 0011: each tenant's count of memories and their summed indexed length, bm25's
 -- number of documents and average length (FTS5 takes both over its whole index), kept at
--- commit so a tenant's writers wait for each other only while they commit.
+-- commit on one of 16 shards per tenant (the connection's server process id picks it), so
+-- a tenant's writers wait for each other only when they share a shard, and only while
+-- they commit; a search adds up the tenant's shards.
 CREATE TABLE memory_term_totals (
-    tenant_id  text NOT NULL PRIMARY KEY,
+    tenant_id  text NOT NULL,
+    shard      smallint NOT NULL,
     memories   bigint NOT NULL,
-    length     double precision NOT NULL
+    length     double precision NOT NULL,
+    PRIMARY KEY (tenant_id, shard)
 );
 
 CREATE FUNCTION tether_memory_term_totals() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
-        UPDATE memory_term_totals
-        SET memories = memories - 1,
-            length = length - (SELECT coalesce(sum(cardinality(a.positions)), 0)
-                               FROM unnest(OLD.tsv) AS a)
-        WHERE tenant_id = OLD.tenant_id;
+        INSERT INTO memory_term_totals AS totals (tenant_id, shard, memories, length)
+        SELECT OLD.tenant_id, pg_backend_pid() % 16, -1,
+               -coalesce(sum(cardinality(a.positions)), 0)
+        FROM unnest(OLD.tsv) AS a
+        ON CONFLICT (tenant_id, shard) DO UPDATE
+            SET memories = totals.memories - 1, length = totals.length + excluded.length;
         RETURN OLD;
     END IF;
-    INSERT INTO memory_term_totals AS totals (tenant_id, memories, length)
-    SELECT NEW.tenant_id, 1, coalesce(sum(cardinality(a.positions)), 0) FROM unnest(NEW.tsv) AS a
-    ON CONFLICT (tenant_id) DO UPDATE
+    INSERT INTO memory_term_totals AS totals (tenant_id, shard, memories, length)
+    SELECT NEW.tenant_id, pg_backend_pid() % 16, 1, coalesce(sum(cardinality(a.positions)), 0)
+    FROM unnest(NEW.tsv) AS a
+    ON CONFLICT (tenant_id, shard) DO UPDATE
         SET memories = totals.memories + 1, length = totals.length + excluded.length;
     RETURN NEW;
 END $$;

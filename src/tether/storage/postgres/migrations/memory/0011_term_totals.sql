@@ -5,31 +5,39 @@
 -- total of the query's posting lists for the one and their mean length for the other,
 -- and put ln(1 + ...) where FTS5 takes ln(...) clamped to 1e-6: a word of most of a
 -- scope's memories weighed far more against a rare one than on SQLite.
--- Counting the tenant per query would read every one of its memories, so a row per
--- tenant keeps the count and the summed length (every lexeme occurrence, as
--- memory_terms.length counts them). A constraint trigger deferred to commit keeps it,
--- so concurrent writers of one tenant wait for each other only while they commit; the
--- row is rebuilt from memories with row-level security lifted, as in memory 0009.
+-- Counting the tenant per query would read every one of its memories, so a few rows per
+-- tenant keep the count and the summed length (every lexeme occurrence, as
+-- memory_terms.length counts them); a search adds up the tenant's rows. A constraint
+-- trigger deferred to commit keeps them, each connection on the shard its server
+-- process id picks (one of 16), so concurrent writers of one tenant wait for each other
+-- only when they share a shard, and then only while they commit; one transaction only
+-- ever touches one shard, so two cannot deadlock on them. A shard's figures may go below
+-- zero (a memory written on one and erased on another); their sum is the tenant's. The
+-- rows are rebuilt from memories with row-level security lifted, as in memory 0009.
 CREATE TABLE memory_term_totals (
-    tenant_id  text NOT NULL PRIMARY KEY,
+    tenant_id  text NOT NULL,
+    shard      smallint NOT NULL,
     memories   bigint NOT NULL,
-    length     double precision NOT NULL
+    length     double precision NOT NULL,
+    PRIMARY KEY (tenant_id, shard)
 );
 
 CREATE FUNCTION tether_memory_term_totals() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
-        UPDATE memory_term_totals
-        SET memories = memories - 1,
-            length = length - (SELECT coalesce(sum(cardinality(a.positions)), 0)
-                               FROM unnest(OLD.tsv) AS a)
-        WHERE tenant_id = OLD.tenant_id;
+        INSERT INTO memory_term_totals AS totals (tenant_id, shard, memories, length)
+        SELECT OLD.tenant_id, pg_backend_pid() % 16, -1,
+               -coalesce(sum(cardinality(a.positions)), 0)
+        FROM unnest(OLD.tsv) AS a
+        ON CONFLICT (tenant_id, shard) DO UPDATE
+            SET memories = totals.memories - 1, length = totals.length + excluded.length;
         RETURN OLD;
     END IF;
-    INSERT INTO memory_term_totals AS totals (tenant_id, memories, length)
-    SELECT NEW.tenant_id, 1, coalesce(sum(cardinality(a.positions)), 0) FROM unnest(NEW.tsv) AS a
-    ON CONFLICT (tenant_id) DO UPDATE
+    INSERT INTO memory_term_totals AS totals (tenant_id, shard, memories, length)
+    SELECT NEW.tenant_id, pg_backend_pid() % 16, 1, coalesce(sum(cardinality(a.positions)), 0)
+    FROM unnest(NEW.tsv) AS a
+    ON CONFLICT (tenant_id, shard) DO UPDATE
         SET memories = totals.memories + 1, length = totals.length + excluded.length;
     RETURN NEW;
 END $$;
@@ -49,8 +57,8 @@ CREATE POLICY global_read ON memory_term_totals FOR SELECT TO tether_app
     USING (tenant_id = '_global');
 
 ALTER TABLE memories NO FORCE ROW LEVEL SECURITY;
-INSERT INTO memory_term_totals (tenant_id, memories, length)
-SELECT m.tenant_id, count(*),
+INSERT INTO memory_term_totals (tenant_id, shard, memories, length)
+SELECT m.tenant_id, 0, count(*),
        coalesce(sum((SELECT sum(cardinality(a.positions)) FROM unnest(m.tsv) AS a)), 0)
 FROM memories AS m
 GROUP BY m.tenant_id;
