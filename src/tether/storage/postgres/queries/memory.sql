@@ -56,9 +56,9 @@ LIMIT %(limit)s;
 -- saturated and normalised by the memory's indexed length against the average (memory
 -- 0009). A lexeme's document frequency n is an index-only count of its posting list in
 -- the scope (the rows the lookup reads anyway); N and the average length are the
--- tenant's, as FTS5 takes them over its whole index, read from the one row that keeps
--- them (memory_term_totals, memory 0011): counting them per query would cost a pass over
--- every memory of the tenant. Each posting list is read by
+-- tenant's, as FTS5 takes them over its whole index, summed over the tenant's few rows
+-- that keep them (memory_term_totals, memory 0011: 16 shards at most): counting them per
+-- query would cost a pass over every memory of the tenant. Each posting list is read by
 -- its own index probe (OFFSET 0 keeps the planner from turning the probes into a join it
 -- may plan as a scan of the tenant's terms when it has no statistics). The best few
 -- memories are then read, by primary key; eight more than the limit leave room for any the
