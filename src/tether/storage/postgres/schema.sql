@@ -701,22 +701,18 @@ CREATE TABLE memory_term_totals (
 
 CREATE FUNCTION tether_memory_term_totals() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    changed memories := CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+    sign integer := CASE WHEN TG_OP = 'DELETE' THEN -1 ELSE 1 END;
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        INSERT INTO memory_term_totals AS totals (tenant_id, shard, memories, length)
-        SELECT OLD.tenant_id, pg_backend_pid() % 16, -1,
-               -coalesce(sum(cardinality(a.positions)), 0)
-        FROM unnest(OLD.tsv) AS a
-        ON CONFLICT (tenant_id, shard) DO UPDATE
-            SET memories = totals.memories - 1, length = totals.length + excluded.length;
-        RETURN OLD;
-    END IF;
     INSERT INTO memory_term_totals AS totals (tenant_id, shard, memories, length)
-    SELECT NEW.tenant_id, pg_backend_pid() % 16, 1, coalesce(sum(cardinality(a.positions)), 0)
-    FROM unnest(NEW.tsv) AS a
+    SELECT changed.tenant_id, pg_backend_pid() % 16, sign,
+           sign * coalesce(sum(cardinality(a.positions)), 0)
+    FROM unnest(changed.tsv) AS a
     ON CONFLICT (tenant_id, shard) DO UPDATE
-        SET memories = totals.memories + 1, length = totals.length + excluded.length;
-    RETURN NEW;
+        SET memories = totals.memories + excluded.memories,
+            length = totals.length + excluded.length;
+    RETURN changed;
 END $$;
 
 CREATE CONSTRAINT TRIGGER memories_term_totals AFTER INSERT OR DELETE ON memories
